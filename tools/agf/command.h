@@ -1,0 +1,29 @@
+#pragma once
+// Subcommand registry for the `agf` program: each subcommand lives in its own file and registers
+// itself with a file-scope `agf::cli::Registration`, so main.cpp never changes when one is added.
+//
+//   static agf::cli::Registration bpe{"bpe", "BPE tokenizer: learn, encode, decode",
+//                                     [](CLI::App& command) { ... command.callback(...); }};
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace agf::cli {
+
+struct Command {
+  std::string name;
+  std::string description;
+  std::function<void(CLI::App&)> setup;  // adds options, subcommands and the callback
+};
+
+std::vector<Command>& commands();
+
+struct Registration {
+  Registration(std::string name, std::string description, std::function<void(CLI::App&)> setup) {
+    commands().push_back({std::move(name), std::move(description), std::move(setup)});
+  }
+};
+
+}  // namespace agf::cli

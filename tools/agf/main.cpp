@@ -1,0 +1,38 @@
+// The `agf` program: one binary, one subcommand per file (see command.h). Errors go to stderr with a
+// non-zero exit status: 1 for agf::Error (bad input), 2 for bad flags, 3 for anything unexpected.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "core/error.h"
+#include "tools/agf/command.h"
+
+namespace agf::cli {
+std::vector<Command>& commands() {
+  static std::vector<Command> registered;
+  return registered;
+}
+}  // namespace agf::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"agf: a from-scratch deep-learning framework for Attention's Gravitational Field", "agf"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "agf 0.1.0");
+  auto& commands = agf::cli::commands();
+  std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (auto& command : commands) {
+    command.setup(*app.add_subcommand(command.name, command.description));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;
+  } catch (const agf::Error& error) {
+    std::fprintf(stderr, "agf: error: %s\n", error.what());
+    return 1;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "agf: unexpected error: %s\n", error.what());
+    return 3;
+  }
+  return 0;
+}
