@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& error) {  // a subcommand that ran and reports failure
+    return error.get_exit_code();
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
   } catch (const agf::Error& error) {

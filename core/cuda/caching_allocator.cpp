@@ -1,0 +1,106 @@
+// CUDA device memory through a caching allocator: freed blocks are kept in per-device free lists keyed
+// by their rounded size and handed out again, because cudaMalloc/cudaFree synchronize the device and
+// cost far more than a training step's worth of small tensors. Compiled only with the CUDA backend.
+#ifdef AGF_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/storage.h"
+
+namespace agf {
+
+namespace {
+
+// Sizes round up to 512 bytes (small) or 2 MiB (large), so nearby requests share cached blocks.
+std::size_t rounded_size(std::size_t bytes) {
+  const std::size_t granule = bytes < (1u << 20) ? 512 : (2u << 20);
+  return (bytes + granule - 1) / granule * granule;
+}
+
+class CachingAllocator {
+ public:
+  void* allocate(std::size_t bytes, int device) {
+    const std::size_t size = rounded_size(bytes);
+    std::lock_guard lock(mutex_);
+    auto& free_list = free_[device];
+    if (auto it = free_list.lower_bound(size); it != free_list.end() && it->first <= size * 2) {
+      void* pointer = it->second;
+      sizes_[pointer] = it->first;
+      free_list.erase(it);
+      return pointer;
+    }
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device);
+    void* pointer = nullptr;
+    cudaError_t status = cudaMalloc(&pointer, size);
+    if (status == cudaErrorMemoryAllocation) {  // return the cache to the driver and try once more
+      cudaGetLastError();
+      release_cached(device);
+      status = cudaMalloc(&pointer, size);
+    }
+    cudaSetDevice(previous);
+    AGF_CHECK(status == cudaSuccess, "cudaMalloc({} bytes) on cuda:{} failed: {}", size, device,
+              cudaGetErrorString(status));
+    sizes_[pointer] = size;
+    return pointer;
+  }
+
+  void release(void* pointer, int device) {
+    std::lock_guard lock(mutex_);
+    auto it = sizes_.find(pointer);
+    if (it == sizes_.end()) return;
+    free_[device].emplace(it->second, pointer);
+    sizes_.erase(it);
+  }
+
+ private:
+  void release_cached(int device) {
+    for (auto& [size, pointer] : free_[device]) cudaFree(pointer);
+    free_[device].clear();
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<int, std::multimap<std::size_t, void*>> free_;
+  std::unordered_map<void*, std::size_t> sizes_;
+};
+
+CachingAllocator& allocator() {
+  static CachingAllocator* instance = new CachingAllocator();  // never destroyed: outlives static tensors
+  return *instance;
+}
+
+}  // namespace
+
+void* cuda_allocate(std::size_t bytes, int device_index) {
+  if (bytes == 0) return nullptr;
+  return allocator().allocate(bytes, device_index);
+}
+
+void cuda_free(void* pointer, int device_index) { allocator().release(pointer, device_index); }
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+std::string cuda_unavailable_reason() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no usable CUDA device: ") + cudaGetErrorString(status);
+  }
+  return count == 0 ? "no CUDA device present" : "";
+}
+
+}  // namespace agf
+#endif  // AGF_WITH_CUDA

@@ -1,0 +1,26 @@
+#pragma once
+// Where a tensor's storage lives. Every Tensor carries one; ops refuse to mix devices.
+#include <string>
+
+namespace agf {
+
+enum class DeviceKind : uint8_t { cpu, cuda };
+
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+
+  static Device cpu() { return {DeviceKind::cpu, 0}; }
+  static Device cuda(int index = 0) { return {DeviceKind::cuda, index}; }
+  bool is_cpu() const { return kind == DeviceKind::cpu; }
+  bool is_cuda() const { return kind == DeviceKind::cuda; }
+  bool operator==(const Device&) const = default;
+  std::string name() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
+};
+
+// Number of usable CUDA devices: 0 when agf was built without CUDA or when no GPU is present.
+int cuda_device_count();
+// Why there is no CUDA device (for test skips): "built without CUDA", "no CUDA device: ...", or "".
+std::string cuda_unavailable_reason();
+
+}  // namespace agf

@@ -1,0 +1,95 @@
+#include "ops/cross_entropy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/strided_loop.h"
+
+namespace agf::ops {
+
+namespace {
+struct Rows {
+  Tensor logits;                // contiguous [N, V]
+  std::vector<int64_t> targets; // validated
+  int64_t counted = 0;          // rows not ignored
+};
+
+Rows check_rows(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options, const char* op) {
+  check_defined(logits, op, "logits");
+  check_defined(targets, op, "targets");
+  check_cpu(logits, op);
+  AGF_CHECK(logits.dim() == 2, "{}: logits must be [N, V], got {}", op, logits.description());
+  AGF_CHECK(is_integer(targets.dtype()) && targets.shape() == Shape{logits.size(0)},
+            "{}: targets must be integer [{}] for logits {}, got {}", op, logits.size(0), logits.description(),
+            targets.description());
+  AGF_CHECK(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0,
+            "{}: label smoothing must be in [0, 1], got {}", op, options.label_smoothing);
+  Rows rows{logits.contiguous(), targets.to_int_vector(), 0};
+  const int64_t classes = logits.size(1);
+  for (std::size_t r = 0; r < rows.targets.size(); ++r) {
+    const int64_t y = rows.targets[r];
+    if (y == options.ignore_index) continue;
+    AGF_CHECK(y >= 0 && y < classes, "{}: target {} at row {} is outside [0, {})", op, y, r, classes);
+    ++rows.counted;
+  }
+  return rows;
+}
+
+// log Σ_v exp(z_v), stably.
+template <class T>
+double log_sum_exp(const T* z, int64_t length) {
+  double top = -std::numeric_limits<double>::infinity();
+  for (int64_t v = 0; v < length; ++v) top = std::max(top, static_cast<double>(z[v]));
+  double total = 0;
+  for (int64_t v = 0; v < length; ++v) total += std::exp(z[v] - top);
+  return top + std::log(total);
+}
+}  // namespace
+
+Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  const Rows rows = check_rows(logits, targets, options, "cross_entropy");
+  const int64_t n = logits.size(0), classes = logits.size(1);
+  const double eps = options.label_smoothing;
+  double total = 0;
+  dispatch_floating(logits.dtype(), "cross_entropy", [&]<class T>() {
+    const T* z = rows.logits.data<T>();
+#pragma omp parallel for reduction(+ : total) schedule(static) if (n * classes >= kParallelGrain)
+    for (int64_t r = 0; r < n; ++r) {
+      if (rows.targets[r] == options.ignore_index) continue;
+      const T* row = z + r * classes;
+      const double lse = log_sum_exp(row, classes);
+      // -log p[y] = lse - z_y;   mean_v(-log p[v]) = lse - mean_v z_v
+      double row_sum = 0;
+      for (int64_t v = 0; v < classes; ++v) row_sum += row[v];
+      total += (1 - eps) * (lse - row[rows.targets[r]]) + eps * (lse - row_sum / static_cast<double>(classes));
+    }
+  });
+  return Tensor::scalar(rows.counted ? total / static_cast<double>(rows.counted) : 0.0, logits.dtype());
+}
+
+Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Tensor& targets,
+                              const CrossEntropyOptions& options) {
+  const Rows rows = check_rows(logits, targets, options, "cross_entropy_backward");
+  AGF_CHECK(grad.numel() == 1, "cross_entropy_backward: grad must be a scalar, got {}", grad.description());
+  const int64_t n = logits.size(0), classes = logits.size(1);
+  const double eps = options.label_smoothing;
+  const double scale = rows.counted ? grad.item() / static_cast<double>(rows.counted) : 0.0;
+  Tensor result = Tensor::zeros({n, classes}, logits.dtype());
+  dispatch_floating(logits.dtype(), "cross_entropy_backward", [&]<class T>() {
+    const T* z = rows.logits.data<T>();
+    T* out = result.data<T>();
+    parallel_for(n, classes * 4, [&](int64_t r) {
+      if (rows.targets[r] == options.ignore_index) return;
+      const T* row = z + r * classes;
+      T* g = out + r * classes;
+      const double lse = log_sum_exp(row, classes);
+      const double smooth = eps / static_cast<double>(classes);
+      for (int64_t v = 0; v < classes; ++v) g[v] = static_cast<T>(scale * (std::exp(row[v] - lse) - smooth));
+      g[rows.targets[r]] -= static_cast<T>(scale * (1 - eps));
+    });
+  });
+  return result;
+}
+
+}  // namespace agf::ops

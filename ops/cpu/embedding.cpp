@@ -1,0 +1,62 @@
+#include "ops/embedding.h"
+
+#include <cstring>
+
+#include "core/strided_loop.h"
+
+namespace agf::ops {
+
+namespace {
+// Validated, contiguous i64 copy of the ids: every id must index a row of the table.
+std::vector<int64_t> checked_ids(const Tensor& ids, int64_t vocabulary_size, const char* op) {
+  check_defined(ids, op, "ids");
+  AGF_CHECK(is_integer(ids.dtype()), "{}: ids must be i32 or i64, got {}", op, ids.description());
+  std::vector<int64_t> values = ids.to_int_vector();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    AGF_CHECK(values[i] >= 0 && values[i] < vocabulary_size, "{}: id {} at position {} is outside [0, {})", op,
+              values[i], i, vocabulary_size);
+  }
+  return values;
+}
+}  // namespace
+
+Tensor embedding_forward(const Tensor& weight_in, const Tensor& ids) {
+  check_defined(weight_in, "embedding", "weight");
+  check_cpu(weight_in, "embedding");
+  AGF_CHECK(weight_in.dim() == 2, "embedding: weight must be [V, D], got {}", weight_in.description());
+  const Tensor weight = weight_in.contiguous();
+  const int64_t vocabulary = weight.size(0), features = weight.size(1);
+  const std::vector<int64_t> rows = checked_ids(ids, vocabulary, "embedding");
+  Shape shape = ids.shape();
+  shape.push_back(features);
+  Tensor out = Tensor::empty(shape, weight.dtype());
+  const std::size_t row_bytes = static_cast<std::size_t>(features) * dtype_size(weight.dtype());
+  const char* table = static_cast<const char*>(weight.raw_data());
+  char* destination = static_cast<char*>(out.raw_data());
+  parallel_for(static_cast<int64_t>(rows.size()), features, [&](int64_t i) {
+    std::memcpy(destination + i * row_bytes, table + rows[i] * row_bytes, row_bytes);
+  });
+  return out;
+}
+
+Tensor embedding_backward(const Tensor& grad_in, const Tensor& ids, int64_t vocabulary_size) {
+  check_cpu(grad_in, "embedding_backward");
+  const Tensor grad = grad_in.contiguous();
+  const int64_t features = grad.size(-1);
+  const std::vector<int64_t> rows = checked_ids(ids, vocabulary_size, "embedding_backward");
+  AGF_CHECK(static_cast<int64_t>(rows.size()) * features == grad.numel(),
+            "embedding_backward: grad {} does not match {} ids", grad.description(), rows.size());
+  Tensor grad_weight = Tensor::zeros({vocabulary_size, features}, grad.dtype());
+  dispatch_floating(grad.dtype(), "embedding_backward", [&]<class T>() {
+    const T* g = grad.data<T>();
+    T* table = grad_weight.data<T>();
+    // Parallel over feature columns: each thread owns a slice of every row, so no two threads collide.
+#pragma omp parallel for schedule(static) if (static_cast<int64_t>(rows.size()) * features >= kParallelGrain)
+    for (int64_t column = 0; column < features; ++column) {
+      for (std::size_t i = 0; i < rows.size(); ++i) table[rows[i] * features + column] += g[i * features + column];
+    }
+  });
+  return grad_weight;
+}
+
+}  // namespace agf::ops

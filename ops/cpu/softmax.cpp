@@ -1,0 +1,88 @@
+#include "ops/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/strided_loop.h"
+
+namespace agf::ops {
+
+namespace {
+
+// Runs body(in_row, out_row, grad_row_or_null, length) over contiguous last-axis rows.
+template <class Body>
+Tensor for_each_row(const char* op, const Tensor& x, const Tensor* second, Body body) {
+  check_defined(x, op, "x");
+  check_cpu(x, op);
+  AGF_CHECK(x.dim() >= 1, "{}: needs at least one axis, got {}", op, x.description());
+  if (second) {
+    AGF_CHECK(second->shape() == x.shape(), "{}: shapes differ ({} vs {})", op, x.description(), second->description());
+    check_same_dtype(x, *second, op);
+  }
+  const Tensor in = x.contiguous();
+  const Tensor other = second ? second->contiguous() : Tensor();
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  const int64_t length = x.size(-1);
+  const int64_t rows = length ? x.numel() / length : 0;
+  dispatch_floating(x.dtype(), op, [&]<class T>() {
+    const T* in_data = in.data<T>();
+    const T* other_data = second ? other.data<T>() : nullptr;
+    T* out_data = out.data<T>();
+    parallel_for(rows, length * 8, [&](int64_t row) {
+      body(in_data + row * length, other_data ? other_data + row * length : nullptr, out_data + row * length, length);
+    });
+  });
+  return out;
+}
+
+template <class T>
+T row_max(const T* x, int64_t length) {
+  T best = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < length; ++i) best = std::max(best, x[i]);
+  return best;
+}
+
+}  // namespace
+
+Tensor softmax_forward(const Tensor& x) {
+  return for_each_row("softmax", x, nullptr, [](const auto* in, const auto*, auto* out, int64_t length) {
+    using T = std::remove_cvref_t<decltype(*in)>;
+    const T top = row_max(in, length);
+    T total = 0;
+    for (int64_t i = 0; i < length; ++i) total += (out[i] = std::exp(in[i] - top));
+    const T scale = T(1) / total;
+    for (int64_t i = 0; i < length; ++i) out[i] *= scale;
+  });
+}
+
+Tensor softmax_backward(const Tensor& grad, const Tensor& y) {
+  return for_each_row("softmax_backward", y, &grad, [](const auto* yv, const auto* g, auto* out, int64_t length) {
+    using T = std::remove_cvref_t<decltype(*yv)>;
+    T dot = 0;
+    for (int64_t i = 0; i < length; ++i) dot += g[i] * yv[i];
+    for (int64_t i = 0; i < length; ++i) out[i] = yv[i] * (g[i] - dot);
+  });
+}
+
+Tensor log_softmax_forward(const Tensor& x) {
+  return for_each_row("log_softmax", x, nullptr, [](const auto* in, const auto*, auto* out, int64_t length) {
+    using T = std::remove_cvref_t<decltype(*in)>;
+    const T top = row_max(in, length);
+    T total = 0;
+    for (int64_t i = 0; i < length; ++i) total += std::exp(in[i] - top);
+    const T log_total = top + std::log(total);
+    for (int64_t i = 0; i < length; ++i) out[i] = in[i] - log_total;
+  });
+}
+
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& y) {
+  return for_each_row("log_softmax_backward", y, &grad, [](const auto* yv, const auto* g, auto* out, int64_t length) {
+    using T = std::remove_cvref_t<decltype(*yv)>;
+    T total = 0;
+    for (int64_t i = 0; i < length; ++i) total += g[i];
+    for (int64_t i = 0; i < length; ++i) out[i] = g[i] - std::exp(yv[i]) * total;
+  });
+}
+
+}  // namespace agf::ops
