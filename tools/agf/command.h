@@ -19,10 +19,18 @@ struct Command {
 };
 
 std::vector<Command>& commands();
+// Subcommands of `agf bench`, registered the same way from their own files (bench_*.cpp).
+std::vector<Command>& bench_commands();
 
 struct Registration {
   Registration(std::string name, std::string description, std::function<void(CLI::App&)> setup) {
     commands().push_back({std::move(name), std::move(description), std::move(setup)});
+  }
+};
+
+struct BenchRegistration {
+  BenchRegistration(std::string name, std::string description, std::function<void(CLI::App&)> setup) {
+    bench_commands().push_back({std::move(name), std::move(description), std::move(setup)});
   }
 };
 

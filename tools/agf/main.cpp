@@ -12,6 +12,10 @@ std::vector<Command>& commands() {
   static std::vector<Command> registered;
   return registered;
 }
+std::vector<Command>& bench_commands() {
+  static std::vector<Command> registered;
+  return registered;
+}
 }  // namespace agf::cli
 
 int main(int argc, char** argv) {
