@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "autograd/functions.h"
+#include "train/adam.h"
+#include "train/bleu.h"
+#include "train/curve_fit.h"
+
+using agf::DType;
+using agf::Tensor;
+using agf::Variable;
+
+TEST_CASE("Adam matches the update written out by hand", "[train][adam]") {
+  const Variable theta(Tensor::from_vector(std::vector<double>{1.0, -2.0}, {2}, DType::f64), true);
+  agf::train::Adam adam({{"theta", theta}}, {.beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  double m[2] = {0, 0}, v[2] = {0, 0}, x[2] = {1.0, -2.0};
+  for (int t = 1; t <= 3; ++t) {
+    adam.zero_grad();
+    agf::sum(agf::pow(theta, 2.0)).backward();  // g = 2θ
+    adam.step(0.1);
+    for (int i = 0; i < 2; ++i) {
+      const double g = 2 * x[i];
+      m[i] = 0.9 * m[i] + 0.1 * g;
+      v[i] = 0.98 * v[i] + 0.02 * g * g;
+      x[i] -= 0.1 * (m[i] / (1 - std::pow(0.9, t))) / (std::sqrt(v[i] / (1 - std::pow(0.98, t))) + 1e-9);
+    }
+    const auto values = theta.data().to_double_vector();
+    CHECK(values[0] == Approx(x[0]).epsilon(1e-12));
+    CHECK(values[1] == Approx(x[1]).epsilon(1e-12));
+  }
+  CHECK(adam.steps() == 3);
+  // The optimizer state round-trips.
+  const Variable copy(Tensor::from_vector(std::vector<double>{0, 0}, {2}, DType::f64), true);
+  agf::train::Adam restored({{"theta", copy}});
+  restored.load_state(adam.state(), adam.steps());
+  CHECK(restored.state()[0].second.to_double_vector() == adam.state()[0].second.to_double_vector());
+  CHECK_THROWS_WITH(restored.load_state({}, 1), Catch::Contains("no optimizer tensor 'exp_avg.theta'"));
+}
+
+TEST_CASE("inverse square-root schedule and gradient clipping", "[train][adam]") {
+  CHECK(agf::train::inverse_sqrt_lr(1e-3, 50, 100) == Approx(5e-4));
+  CHECK(agf::train::inverse_sqrt_lr(1e-3, 100, 100) == Approx(1e-3));
+  CHECK(agf::train::inverse_sqrt_lr(1e-3, 400, 100) == Approx(5e-4));
+  const Variable a(Tensor::zeros({2}, DType::f64), true);
+  a.set_grad(Tensor::from_vector(std::vector<double>{3, 4}, {2}, DType::f64));
+  CHECK(agf::train::clip_grad_norm({a}, 1.0) == Approx(5.0));
+  const auto clipped = a.grad().to_double_vector();
+  CHECK(std::hypot(clipped[0], clipped[1]) == Approx(1.0).epsilon(1e-5));
+  CHECK(agf::train::clip_grad_norm({a}, 10.0) == Approx(1.0).epsilon(1e-5));
+}
+
+TEST_CASE("BLEU reproduces sacreBLEU's published example", "[train][bleu]") {
+  // sacreBLEU's README: BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)
+  const std::vector<std::string> hypotheses{"The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."};
+  const std::vector<std::vector<std::string>> references{
+      {"The dog bit the man.", "It was not unexpected.", "The man bit him first."},
+      {"The dog had bit the man.", "No one was surprised.", "The man had bitten the dog."}};
+  const auto score = agf::train::corpus_bleu(hypotheses, references);
+  CHECK(score.to_string() == "BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)");
+  CHECK(agf::train::corpus_bleu({"a b c"}, {{"a b d"}}).score == 0.0);
+  CHECK(agf::train::corpus_bleu({"same words here now"}, {{"same words here now"}}).score == Approx(100.0));
+  CHECK(agf::train::tokenize_13a("Hello, world. 3.5-4 \"x\" &amp; y") == "Hello , world . 3.5 - 4 \" x \" & y");
+  CHECK_THROWS_WITH(agf::train::corpus_bleu({"a"}, {{"a", "b"}}), Catch::Contains("1 hypotheses but a reference set has 2"));
+}
+
+TEST_CASE("BLEU agrees with sacreBLEU on a corpus with punctuation, numbers and Unicode", "[train][bleu][peer]") {
+  if (std::system("python3 -c 'import sacrebleu' >/dev/null 2>&1") != 0) {
+    WARN("skipped: python3 module sacrebleu is not installed (tools/setup.sh installs it)");
+    return;
+  }
+  const std::vector<std::string> hypotheses{
+      "Die Katze sitzt auf der Matte.", "Klicken Sie auf \"OK\", um 3,5-mal fortzufahren.", "Größe: 12.5 cm (ca.) – fertig!",
+      "a.b,c 1,000.5 x-1 2-y", "Öffnen Sie das Menü Extras - Optionen.", ""};
+  const std::vector<std::string> references{
+      "Die Katze saß auf der Matte.", "Klicken Sie auf „OK“, um fortzufahren.", "Größe: 12,5 cm – fertig!",
+      "a.b, c 1,000.5 x - 1 2-y", "Wählen Sie Extras - Optionen.", "leer"};
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / fmt::format("agf-bleu-{}", ::getpid());
+  std::filesystem::create_directories(folder);
+  auto write_lines = [&](const std::string& name, const std::vector<std::string>& lines) {
+    std::ofstream out(folder / name);
+    for (const auto& line : lines) out << line << '\n';
+  };
+  write_lines("hyp.txt", hypotheses);
+  write_lines("ref.txt", references);
+  const std::string command = fmt::format(
+      "python3 -c \"import sacrebleu; h=open('{0}/hyp.txt').read().split('\\n')[:-1]; "
+      "r=open('{0}/ref.txt').read().split('\\n')[:-1]; print(sacrebleu.corpus_bleu(h, [r]))\" > {0}/out.txt",
+      folder.string());
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream in(folder / "out.txt");
+  std::string expected;
+  std::getline(in, expected);
+  CHECK(agf::train::corpus_bleu(hypotheses, {references}).to_string() == expected);
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("the learning-curve fit recovers a known power law", "[train][fit]") {
+  std::vector<double> steps, accuracy;
+  for (double t = 100; t <= 5000; t += 100) {
+    steps.push_back(t);
+    accuracy.push_back(71.27 - 40.0 * std::pow(t, -0.45));
+  }
+  const auto fit = agf::train::fit_power_law(steps, accuracy);
+  CHECK(fit.a == Approx(71.27).epsilon(1e-6));
+  CHECK(fit.b == Approx(40.0).epsilon(1e-5));
+  CHECK(fit.c == Approx(0.45).epsilon(1e-5));
+  CHECK(fit.rmse < 1e-8);
+  CHECK_THROWS_WITH(agf::train::fit_power_law({1, 2}, {1, 2}), Catch::Contains("at least 3 points"));
+}

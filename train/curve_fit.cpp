@@ -1,0 +1,79 @@
+#include "train/curve_fit.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace agf::train {
+
+namespace {
+
+// Least squares of y ≈ a - b·x with x = t^(-c); returns the fit and its sum of squared residuals.
+PowerLawFit solve_linear(const std::vector<double>& t, const std::vector<double>& y, double c, double& residual) {
+  const double n = static_cast<double>(t.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const double x = std::pow(t[i], -c);
+    sx += x;
+    sy += y[i];
+    sxx += x * x;
+    sxy += x * y[i];
+  }
+  const double denominator = n * sxx - sx * sx;
+  PowerLawFit fit;
+  fit.c = c;
+  if (std::abs(denominator) < 1e-300) {
+    fit.a = sy / n;
+  } else {
+    const double slope = (n * sxy - sx * sy) / denominator;  // y = intercept + slope·x
+    fit.a = (sy - slope * sx) / n;
+    fit.b = -slope;
+  }
+  residual = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const double e = y[i] - (fit.a - fit.b * std::pow(t[i], -c));
+    residual += e * e;
+  }
+  fit.rmse = std::sqrt(residual / n);
+  return fit;
+}
+
+}  // namespace
+
+PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<double>& accuracy) {
+  AGF_CHECK(steps.size() == accuracy.size(), "fit_power_law: {} steps but {} accuracies", steps.size(), accuracy.size());
+  AGF_CHECK(steps.size() >= 3, "fit_power_law: needs at least 3 points, got {}", steps.size());
+  for (double t : steps) AGF_CHECK(t > 0, "fit_power_law: steps must be positive, got {}", t);
+  auto residual_at = [&](double c) {
+    double residual = 0;
+    solve_linear(steps, accuracy, c, residual);
+    return residual;
+  };
+  // Coarse grid, then golden-section search in the bracket around the best grid point.
+  constexpr int grid = 400;
+  constexpr double c_max = 4.0;
+  int best = 1;
+  double best_residual = std::numeric_limits<double>::infinity();
+  for (int i = 1; i <= grid; ++i) {
+    const double residual = residual_at(c_max * i / grid);
+    if (residual < best_residual) {
+      best_residual = residual;
+      best = i;
+    }
+  }
+  double low = c_max * (best - 1) / grid + 1e-9, high = c_max * std::min(best + 1, grid) / grid;
+  const double ratio = (std::sqrt(5.0) - 1) / 2;
+  for (int iteration = 0; iteration < 100; ++iteration) {
+    const double left = high - ratio * (high - low), right = low + ratio * (high - low);
+    if (residual_at(left) < residual_at(right)) {
+      high = right;
+    } else {
+      low = left;
+    }
+  }
+  double residual = 0;
+  return solve_linear(steps, accuracy, (low + high) / 2, residual);
+}
+
+}  // namespace agf::train

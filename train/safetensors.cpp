@@ -1,0 +1,171 @@
+#include "train/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace agf::train {
+
+namespace {
+
+const char* safetensors_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return "F64";
+    case DType::f32: return "F32";
+    case DType::f16: return "F16";
+    case DType::bf16: return "BF16";
+    case DType::i32: return "I32";
+    case DType::i64: return "I64";
+  }
+  return "?";
+}
+
+DType parse_safetensors_dtype(const std::string& name, const std::string& path, const std::string& tensor) {
+  if (name == "F64") return DType::f64;
+  if (name == "F32") return DType::f32;
+  if (name == "F16") return DType::f16;
+  if (name == "BF16") return DType::bf16;
+  if (name == "I32") return DType::i32;
+  if (name == "I64") return DType::i64;
+  fail("{}: tensor '{}' has dtype '{}', which agf does not read (F64, F32, F16, BF16, I32, I64)", path, tensor, name);
+}
+
+void write_all(int descriptor, const void* data, std::size_t bytes, const std::string& path) {
+  const char* cursor = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t written = ::write(descriptor, cursor, bytes);
+    AGF_CHECK(written > 0, "{}: write failed: {}", path, std::strerror(errno));
+    cursor += written;
+    bytes -= static_cast<std::size_t>(written);
+  }
+}
+
+}  // namespace
+
+const Tensor* SafetensorsFile::find(const std::string& name) const {
+  for (const auto& [key, tensor] : tensors) {
+    if (key == name) return &tensor;
+  }
+  return nullptr;
+}
+
+const Tensor& SafetensorsFile::at(const std::string& name) const {
+  const Tensor* tensor = find(name);
+  AGF_CHECK(tensor != nullptr, "safetensors: no tensor named '{}'", name);
+  return *tensor;
+}
+
+void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  std::vector<std::pair<std::string, Tensor>> sorted = tensors;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::size_t offset = 0;
+  for (auto& [name, tensor] : sorted) {
+    AGF_CHECK(name != "__metadata__" && !name.empty(), "save_safetensors: invalid tensor name '{}'", name);
+    tensor = tensor.to(Device::cpu()).contiguous();
+    const std::size_t bytes = static_cast<std::size_t>(tensor.numel()) * dtype_size(tensor.dtype());
+    header[name] = {{"dtype", safetensors_dtype(tensor.dtype())}, {"shape", tensor.shape()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string json = header.dump();
+  json.append((8 - json.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
+  const uint64_t header_length = json.size();
+
+  const std::filesystem::path target(path);
+  const std::filesystem::path temporary = target.string() + ".tmp";
+  const int descriptor = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  AGF_CHECK(descriptor >= 0, "{}: cannot create: {}", temporary.string(), std::strerror(errno));
+  try {
+    unsigned char length_bytes[8];
+    for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(header_length >> (8 * i));
+    write_all(descriptor, length_bytes, 8, path);
+    write_all(descriptor, json.data(), json.size(), path);
+    for (const auto& [name, tensor] : sorted) {
+      write_all(descriptor, tensor.numel() ? tensor.raw_data() : nullptr,
+                static_cast<std::size_t>(tensor.numel()) * dtype_size(tensor.dtype()), path);
+    }
+    AGF_CHECK(::fsync(descriptor) == 0, "{}: fsync failed: {}", temporary.string(), std::strerror(errno));
+  } catch (...) {
+    ::close(descriptor);
+    std::filesystem::remove(temporary);
+    throw;
+  }
+  ::close(descriptor);
+  std::filesystem::rename(temporary, target);
+  const std::string folder = target.has_parent_path() ? target.parent_path().string() : ".";
+  if (const int directory = ::open(folder.c_str(), O_RDONLY); directory >= 0) {
+    ::fsync(directory);
+    ::close(directory);
+  }
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  AGF_CHECK(in.good(), "{}: cannot open", path);
+  in.seekg(0, std::ios::end);
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  AGF_CHECK(file_size >= 8, "{}: not a safetensors file ({} bytes, shorter than the 8-byte header length)", path,
+            file_size);
+  unsigned char length_bytes[8];
+  in.read(reinterpret_cast<char*>(length_bytes), 8);
+  uint64_t header_length = 0;
+  for (int i = 0; i < 8; ++i) header_length |= static_cast<uint64_t>(length_bytes[i]) << (8 * i);
+  AGF_CHECK(header_length <= file_size - 8 && header_length <= (100u << 20),
+            "{}: corrupt or truncated safetensors file (header length {} but the file has {} bytes)", path,
+            header_length, file_size);
+  std::string json(header_length, '\0');
+  in.read(json.data(), static_cast<std::streamsize>(header_length));
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& error) {
+    fail("{}: corrupt safetensors header: {}", path, error.what());
+  }
+  AGF_CHECK(header.is_object(), "{}: corrupt safetensors header (not a JSON object)", path);
+  const uint64_t data_size = file_size - 8 - header_length;
+
+  SafetensorsFile file;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  try {
+    for (const auto& [name, entry] : header.items()) {
+      if (name == "__metadata__") {
+        for (const auto& [key, value] : entry.items()) file.metadata[key] = value.get<std::string>();
+        continue;
+      }
+      const DType dtype = parse_safetensors_dtype(entry.at("dtype").get<std::string>(), path, name);
+      const Shape shape = entry.at("shape").get<Shape>();
+      const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      AGF_CHECK(offsets.size() == 2 && offsets[0] <= offsets[1], "{}: tensor '{}' has invalid data_offsets", path, name);
+      for (int64_t extent : shape) AGF_CHECK(extent >= 0, "{}: tensor '{}' has a negative extent", path, name);
+      const uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
+      AGF_CHECK(offsets[1] - offsets[0] == expected, "{}: tensor '{}' {} {} needs {} bytes but its data_offsets "
+                "span {}", path, name, dtype_name(dtype), shape_string(shape), expected, offsets[1] - offsets[0]);
+      AGF_CHECK(offsets[1] <= data_size, "{}: truncated: tensor '{}' ends at byte {} of a {}-byte data section",
+                path, name, offsets[1], data_size);
+      Tensor tensor = Tensor::empty(shape, dtype);
+      in.seekg(static_cast<std::streamoff>(8 + header_length + offsets[0]));
+      in.read(static_cast<char*>(tensor.numel() ? tensor.raw_data() : nullptr), static_cast<std::streamsize>(expected));
+      AGF_CHECK(in.good() || expected == 0, "{}: read of tensor '{}' failed", path, name);
+      ranges.emplace_back(offsets[0], offsets[1]);
+      file.tensors.emplace_back(name, std::move(tensor));
+    }
+  } catch (const nlohmann::json::exception& error) {
+    fail("{}: corrupt safetensors header: {}", path, error.what());
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i) {
+    AGF_CHECK(ranges[i].first >= ranges[i - 1].second, "{}: corrupt safetensors file (overlapping tensors)", path);
+  }
+  return file;
+}
+
+}  // namespace agf::train
