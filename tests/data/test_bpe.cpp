@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -192,4 +193,81 @@ TEST_CASE("UTF-8 validation rejects overlongs, surrogates, truncation and out-of
   CHECK(find_invalid_utf8("\xF4\x90\x80\x80") == 0u);  // above U+10FFFF
   CHECK(find_invalid_utf8("\x80") == 0u);            // lone continuation
   CHECK(find_invalid_utf8("\xFF") == 0u);
+}
+
+namespace {
+// The textbook algorithm, for comparison: recount every pair of every word before each merge.
+std::vector<std::pair<std::string, std::string>> naive_merges(const std::vector<std::string>& lines,
+                                                              const BpeModel& base, std::size_t merges_wanted) {
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& line : lines) {
+    for (auto word : split_words(line)) ++counts[std::string(word)];
+  }
+  std::vector<std::pair<std::vector<std::string>, std::uint64_t>> words;
+  for (const auto& [word, n] : counts) {
+    std::vector<std::string> symbols;
+    std::size_t position = 0;
+    while (position < word.size()) {
+      const char32_t c = decode_utf8(word, position);
+      const TokenId id = base.id_of_char(c);
+      symbols.push_back(id >= 0 ? base.text(id) : std::string());  // "" = outside the alphabet
+    }
+    words.emplace_back(std::move(symbols), n);
+  }
+  std::vector<std::pair<std::string, std::string>> merges;
+  while (merges.size() < merges_wanted) {
+    std::map<std::pair<std::string, std::string>, std::uint64_t> pairs;  // ordered: ties -> smaller texts
+    for (const auto& [symbols, n] : words) {
+      for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
+        if (!symbols[i].empty() && !symbols[i + 1].empty()) pairs[{symbols[i], symbols[i + 1]}] += n;
+      }
+    }
+    std::pair<std::string, std::string> best;
+    std::uint64_t best_count = 0;
+    for (const auto& [pair, n] : pairs) {
+      if (n > best_count) best = pair, best_count = n;
+    }
+    if (best_count < 2) break;
+    merges.push_back(best);
+    for (auto& [symbols, n] : words) {
+      std::vector<std::string> merged;
+      for (std::size_t i = 0; i < symbols.size(); ++i) {
+        if (i + 1 < symbols.size() && symbols[i] == best.first && symbols[i + 1] == best.second) {
+          merged.push_back(best.first + best.second);
+          ++i;
+        } else {
+          merged.push_back(symbols[i]);
+        }
+      }
+      symbols = std::move(merged);
+    }
+  }
+  return merges;
+}
+}  // namespace
+
+TEST_CASE("incremental BPE learning gives exactly the merges of full recounting", "[data][bpe]") {
+  std::mt19937 rng(77);
+  const std::vector<std::string> syllables = {"ba", "na", "an", "aa", "b", "n", "ab", "ß", "ä", "é", " ", " ", "."};
+  std::vector<std::string> lines;
+  for (int i = 0; i < 300; ++i) {
+    std::string line;
+    const int length = static_cast<int>(rng() % 12);
+    for (int k = 0; k < length; ++k) line += syllables[rng() % syllables.size()];
+    lines.push_back(line);
+  }
+  BpeLearnOptions options;
+  options.vocab_size = 260 + 8 + 150;
+  options.character_coverage = 0.9;  // drops the rarest characters: they must act as barriers
+  const BpeModel model = learn_bpe(views(lines), options);
+  CHECK(model.alphabet().size() < 8);  // of the 8 characters, the rarest are left to byte fallback
+  const BpeModel base(model.alphabet(), {});
+  const auto expected = naive_merges(lines, base, model.merges().size() + 1);
+  std::vector<std::pair<std::string, std::string>> got;
+  for (auto [left, right] : model.merges()) got.emplace_back(model.text(left), model.text(right));
+  // the naive run may find one more merge only if the vocabulary size stopped the real one
+  REQUIRE(got.size() > 30);
+  REQUIRE(expected.size() >= got.size());
+  CHECK(std::vector(expected.begin(), expected.begin() + static_cast<std::ptrdiff_t>(got.size())) == got);
+  if (model.vocab_size() < options.vocab_size) CHECK(expected.size() == got.size());
 }
