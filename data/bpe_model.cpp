@@ -171,7 +171,7 @@ std::string BpeModel::to_huggingface_json() const {
   // agf-split-v1 as a regular expression over the normalized text (space already replaced by ▁).
   json["pre_tokenizer"] = {
       {"type", "Split"},
-      {"pattern", {{"Regex", "\u2581?(?:\\p{L}|\\p{M})+|\u2581?[0-9]+|\u2581?[\\p{P}\\p{S}]+|\u2581?[^\\p{L}\\p{M}\\p{P}\\p{S}0-9\u2581]+|\u2581"}}},
+      {"pattern", {{"Regex", "\u2581?(?:\\p{L}|\\p{M})+|\u2581?[0-9]+|\u2581?[\\p{P}\\p{S}&&[^\u2581]]+|\u2581?[^\\p{L}\\p{M}\\p{P}\\p{S}0-9\u2581]+|\u2581"}}},
       {"behavior", "Isolated"},
       {"invert", false}};
   json["post_processor"] = nullptr;

@@ -24,7 +24,7 @@ if ((${#missing[@]})); then
 fi
 
 # Python peers: optional. A failure here only means the peer tests skip.
-python_peers=(safetensors)
+python_peers=(safetensors tokenizers)
 for module in "${python_peers[@]}"; do
   if ! python3 -c "import $module" 2>/dev/null; then
     echo "setup: pip install $module (optional peer)" >&2
