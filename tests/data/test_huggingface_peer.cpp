@@ -31,7 +31,10 @@ TEST_CASE("Hugging Face tokenizer.json export encodes like agf (peer: python tok
   dir.write("text.txt", text);
   std::string agf_ids;
   for (const auto& ids : codec.encode_lines(lines)) {
-    for (std::size_t k = 0; k < ids.size(); ++k) agf_ids += (k ? " " : "") + std::to_string(ids[k]);
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      if (k) agf_ids += ' ';
+      agf_ids += std::to_string(ids[k]);
+    }
     agf_ids += "\n";
   }
   dir.write("agf_ids.txt", agf_ids);
