@@ -46,6 +46,7 @@ class BatchSampler {
 
   std::vector<Batch> epoch_batches(std::uint64_t epoch) const;
 
+  // The batch at position() (valid until the next call), then advances.
   const Batch& next();
   BatchPosition position() const { return position_; }
   void seek(BatchPosition position);
