@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what agf needs to build and test, only what is missing. Idempotent, quiet when all is present.
-#   build:  C++20 compiler, cmake, ninja, Eigen 3.4, Catch2 2.x, CLI11, nlohmann-json, fmt, ccache
+#   build:  C++20 compiler, cmake, ninja, Eigen 3.4, Catch2 2.x, CLI11, nlohmann-json, fmt, ccache,
+#           liblzma (data/ reads the committed corpus from .xz)
 #   peers:  python3 packages used as conformance oracles in tests (sacrebleu, safetensors, ...);
 #           when they cannot be installed the tests that use them skip and say why.
 set -euo pipefail
 
 debian_packages=(g++ cmake ninja-build libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev
-                 ccache pkg-config xz-utils python3 python3-numpy)
+                 ccache pkg-config xz-utils liblzma-dev python3 python3-numpy)
 
 missing=()
 for package in "${debian_packages[@]}"; do
@@ -23,7 +24,7 @@ if ((${#missing[@]})); then
 fi
 
 # Python peers: optional. A failure here only means the peer tests skip.
-python_peers=(safetensors sacrebleu numpy)
+python_peers=(safetensors sacrebleu numpy tokenizers)
 for module in "${python_peers[@]}"; do
   if ! python3 -c "import $module" 2>/dev/null; then
     echo "setup: pip install $module (optional peer)" >&2

@@ -1,0 +1,120 @@
+#include "nn/transformer_config.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace agf::nn {
+
+namespace {
+constexpr std::array<std::string_view, 11> kSchemes = {"sinusoidal", "none", "rope", "alibi", "alibi-mult", "t5",
+                                                       "kerple-log", "kerple-power", "agf-b", "agf-m", "agf-f"};
+bool is_coefficient_scheme(const std::string& pos) {
+  return pos == "alibi-mult" || pos == "agf-b" || pos == "agf-m" || pos == "agf-f";
+}
+}  // namespace
+
+TransformerConfig TransformerConfig::from_preset(const std::string& name) {
+  TransformerConfig config;
+  config.preset = name;
+  if (name == "paper-big") {
+    config.d_model = 1024, config.heads = 16, config.ffn = 4096, config.encoder_layers = 3, config.decoder_layers = 3;
+    config.dropout = 0.3;
+  } else if (name == "base") {
+    config.d_model = 512, config.heads = 8, config.ffn = 2048, config.encoder_layers = 6, config.decoder_layers = 6;
+    config.dropout = 0.1;
+  } else if (name == "cpu-small") {
+    config.d_model = 256, config.heads = 4, config.ffn = 1024, config.encoder_layers = 3, config.decoder_layers = 3;
+    config.dropout = 0.1;
+  } else if (name == "tiny") {  // for tests and smoke runs: not part of the paper
+    config.d_model = 32, config.heads = 2, config.ffn = 64, config.encoder_layers = 1, config.decoder_layers = 1;
+    config.dropout = 0.0;
+  } else {
+    fail("unknown preset '{}' (expected paper-big, base, cpu-small or tiny)", name);
+  }
+  return config;
+}
+
+void TransformerConfig::validate() const {
+  AGF_CHECK(d_model > 0 && heads > 0 && ffn > 0, "model config: d_model, heads and ffn must be positive");
+  AGF_CHECK(d_model % heads == 0, "model config: d_model {} is not divisible by heads {}", d_model, heads);
+  AGF_CHECK(encoder_layers >= 0 && decoder_layers >= 1, "model config: needs at least one decoder layer");
+  AGF_CHECK(dropout >= 0.0 && dropout < 1.0, "model config: dropout must be in [0, 1), got {}", dropout);
+  AGF_CHECK(vocabulary_size > 0, "model config: vocabulary size must be positive, got {}", vocabulary_size);
+  AGF_CHECK(std::find(kSchemes.begin(), kSchemes.end(), pos) != kSchemes.end(),
+            "unknown positional scheme '{}' (expected one of: {})", pos, fmt::join(kSchemes, ", "));
+  AGF_CHECK(!pcmv || is_coefficient_scheme(pos), "--pcmv applies to coefficient schemes (agf-b, agf-m, agf-f, "
+            "alibi-mult), not to '{}'", pos);
+  AGF_CHECK(max_distance >= 1, "model config: max distance L must be at least 1, got {}", max_distance);
+  AGF_CHECK(pos != "rope" || head_dim() % 2 == 0, "rope needs an even head size, got {}", head_dim());
+}
+
+std::map<std::string, std::string> TransformerConfig::to_metadata() const {
+  return {{"agf.config.preset", preset},
+          {"agf.config.d_model", std::to_string(d_model)},
+          {"agf.config.heads", std::to_string(heads)},
+          {"agf.config.ffn", std::to_string(ffn)},
+          {"agf.config.encoder_layers", std::to_string(encoder_layers)},
+          {"agf.config.decoder_layers", std::to_string(decoder_layers)},
+          {"agf.config.dropout", fmt::format("{}", dropout)},
+          {"agf.config.pre_norm", pre_norm ? "true" : "false"},
+          {"agf.config.vocabulary_size", std::to_string(vocabulary_size)},
+          {"agf.config.pos", pos},
+          {"agf.config.pcmv", pcmv ? "true" : "false"},
+          {"agf.config.abs_pe", abs_pe ? "true" : "false"},
+          {"agf.config.max_distance", std::to_string(max_distance)},
+          {"agf.config.k", fmt::format("{}", k)},
+          {"agf.config.learnable_k", learnable_k ? "true" : "false"}};
+}
+
+TransformerConfig TransformerConfig::from_metadata(const std::map<std::string, std::string>& metadata) {
+  auto get = [&](const std::string& key) -> const std::string& {
+    const auto found = metadata.find("agf.config." + key);
+    AGF_CHECK(found != metadata.end(), "checkpoint metadata lacks 'agf.config.{}' (not an agf model checkpoint?)", key);
+    return found->second;
+  };
+  auto integer = [&](const std::string& key) {
+    try {
+      return static_cast<int64_t>(std::stoll(get(key)));
+    } catch (const std::logic_error&) {
+      fail("checkpoint metadata 'agf.config.{}' is not an integer: '{}'", key, get(key));
+    }
+  };
+  auto real = [&](const std::string& key) {
+    try {
+      return std::stod(get(key));
+    } catch (const std::logic_error&) {
+      fail("checkpoint metadata 'agf.config.{}' is not a number: '{}'", key, get(key));
+    }
+  };
+  auto boolean = [&](const std::string& key) { return get(key) == "true"; };
+  TransformerConfig config;
+  config.preset = get("preset");
+  config.d_model = integer("d_model");
+  config.heads = integer("heads");
+  config.ffn = integer("ffn");
+  config.encoder_layers = integer("encoder_layers");
+  config.decoder_layers = integer("decoder_layers");
+  config.dropout = real("dropout");
+  config.pre_norm = boolean("pre_norm");
+  config.vocabulary_size = integer("vocabulary_size");
+  config.pos = get("pos");
+  config.pcmv = boolean("pcmv");
+  config.abs_pe = boolean("abs_pe");
+  config.max_distance = integer("max_distance");
+  config.k = real("k");
+  config.learnable_k = boolean("learnable_k");
+  config.validate();
+  return config;
+}
+
+std::string TransformerConfig::scheme_label() const {
+  std::string label = pos;
+  if (pcmv) label += "+pcmv";
+  if (abs_pe && pos != "sinusoidal") label += "+abs-pe";
+  return label;
+}
+
+}  // namespace agf::nn
