@@ -1,0 +1,560 @@
+// The attention kernel on the CPU: one (batch, head) pair at a time, pairs spread over OpenMP threads.
+//
+// Where the coefficient does not depend on the feature j (none, rope, bias schemes, agf-b, agf-m,
+// alibi-mult), every product with dk in it is an Eigen GEMM and the positional term is one gathered
+// multiply or add per (m, n). agf-f (LC3, a coefficient per feature) cannot factor out, so its products
+// are direct loops over (m, n, j) that read the row C(δ, h, D, :) of the table — a [B,H,T,T,dk] tensor is
+// never built. Hot loops allocate nothing: each thread owns its scratch for the whole call.
+//
+// The formulas, with the names used here (P, s, a, a', W, ga, gs, gC), are derived in docs/agf-backprop.md.
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/philox.h"
+#include "ops/attention.h"
+#include "ops/attention_positional.h"
+#include "ops/rope.h"
+
+namespace agf::ops {
+
+namespace {
+
+template <class T>
+using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using ConstMatrixMap = Eigen::Map<const RowMatrix<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using MatrixMap = Eigen::Map<RowMatrix<T>, 0, Eigen::OuterStride<>>;
+
+// How the positional table enters the score.
+enum class TableUse { none, bias, coefficient, feature_coefficient };
+
+TableUse table_use(PositionalScheme scheme) {
+  if (is_per_feature(scheme)) return TableUse::feature_coefficient;
+  if (has_coefficient(scheme)) return TableUse::coefficient;
+  if (has_score_bias(scheme)) return TableUse::bias;
+  return TableUse::none;
+}
+
+// A [B, H, T, dk] tensor whose last axis has unit stride (a copy only when it has not).
+Tensor unit_stride_rows(const Tensor& t) { return t.strides()[3] == 1 ? t : t.contiguous(); }
+
+// Where one head's [T, dk] matrix lives inside a [B, H, T, dk] tensor with a unit-stride last axis.
+struct HeadLayout {
+  int64_t batch_stride = 0, head_stride = 0, row_stride = 0;
+  explicit HeadLayout(const Tensor& t) : batch_stride(t.strides()[0]), head_stride(t.strides()[1]), row_stride(t.strides()[2]) {}
+  HeadLayout(int64_t b, int64_t h, int64_t r) : batch_stride(b), head_stride(h), row_stride(r) {}
+  int64_t offset(int64_t b, int64_t h) const { return b * batch_stride + h * head_stride; }
+};
+
+// A fresh [B, H, T, dk] tensor laid out in memory as [B, T, H, dk] (see AttentionForward::output).
+Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DType dtype, bool zero) {
+  const Tensor storage = zero ? Tensor::zeros({B, T, H, dk}, dtype) : Tensor::empty({B, T, H, dk}, dtype);
+  return storage.permute({0, 2, 1, 3});
+}
+
+struct Geometry {
+  int64_t batch = 0, heads = 0, queries = 0, keys = 0, head_dim = 0;
+  int64_t distances = 0;  // D = 0 .. distances-1
+  int64_t width = 1;      // entries per (δ, h, D) in the table: dk for agf-f, else 1
+};
+
+Geometry geometry_of(const Tensor& q, const Tensor& k, const Tensor& v, PositionalScheme scheme) {
+  AGF_CHECK(q.defined() && k.defined() && v.defined(), "attention: q, k and v must be defined");
+  check_cpu(q, "attention");
+  AGF_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be [B, H, T, dk], got {}, {}, {}",
+            q.description(), k.description(), v.description());
+  check_same_dtype(q, k, "attention");
+  check_same_dtype(q, v, "attention");
+  AGF_CHECK(k.shape() == v.shape(), "attention: k {} and v {} must have the same shape", k.description(), v.description());
+  AGF_CHECK(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3),
+            "attention: q {} and k {} must agree in batch, heads and head size", q.description(), k.description());
+  Geometry g;
+  g.batch = q.size(0);
+  g.heads = q.size(1);
+  g.queries = q.size(2);
+  g.keys = k.size(2);
+  g.head_dim = q.size(3);
+  g.distances = std::max<int64_t>({g.queries, g.keys, 1});
+  g.width = is_per_feature(scheme) ? g.head_dim : 1;
+  return g;
+}
+
+// Keys at n >= length[b] are padding.
+std::vector<int64_t> key_lengths_of(const Tensor& key_lengths, const Geometry& g) {
+  if (!key_lengths.defined()) return std::vector<int64_t>(static_cast<std::size_t>(g.batch), g.keys);
+  AGF_CHECK(is_integer(key_lengths.dtype()) && key_lengths.dim() == 1 && key_lengths.size(0) == g.batch,
+            "attention: key_lengths must be an integer tensor [{}] (one length per sequence), got {}", g.batch,
+            key_lengths.description());
+  std::vector<int64_t> lengths = key_lengths.to_int_vector();
+  for (std::size_t b = 0; b < lengths.size(); ++b) {
+    AGF_CHECK(lengths[b] >= 0 && lengths[b] <= g.keys, "attention: key length {} of sequence {} is outside [0, {}]",
+              lengths[b], b, g.keys);
+  }
+  return lengths;
+}
+
+// Everything one call shares across threads: shapes, inputs, the table in T, outputs.
+template <class T>
+struct Kernel {
+  Geometry g;
+  AttentionOptions options;
+  TableUse use = TableUse::none;
+  T scale = 0;  // 1/√dk
+  std::vector<int64_t> lengths;
+  std::vector<T> table;  // [2, H, distances, width]
+
+  const T *q = nullptr, *k = nullptr, *v = nullptr;
+  HeadLayout q_layout{0, 0, 0}, k_layout{0, 0, 0}, v_layout{0, 0, 0};
+
+  T* weights = nullptr;          // a  [B, H, M, N]
+  T* dropped = nullptr;          // a' [B, H, M, N] or null (no dropout)
+  T* scaled_dot = nullptr;       // P  [B, H, M, N] or null
+
+  // Keys 0 .. visible_end-1 are visible to query m of sequence b.
+  int64_t visible_end(int64_t b, int64_t m) const {
+    const int64_t end = lengths[b];
+    return options.causal ? std::min(end, m + 1) : end;
+  }
+  int64_t head_offset(int64_t b, int64_t h) const { return (b * g.heads + h) * g.queries * g.keys; }
+  // The table rows of head h: `before` for keys at or before the query (δ = 0), `after` for δ = 1.
+  const T* before(int64_t h) const { return table.data() + (0 * g.heads + h) * g.distances * g.width; }
+  const T* after(int64_t h) const { return table.data() + (1 * g.heads + h) * g.distances * g.width; }
+  // The table entry (row of `width`) of the pair (m, n), with D = |m - n|.
+  static const T* entry(const T* before, const T* after, int64_t m, int64_t n, int64_t width) {
+    return n <= m ? before + (m - n) * width : after + (n - m) * width;
+  }
+  int64_t direction_distance_index(int64_t m, int64_t n) const {  // index of (δ, D) in a per-head [2, distances]
+    return n <= m ? (m - n) : g.distances + (n - m);
+  }
+};
+
+// ---- softmax over the visible keys of one row -------------------------------------------------------------
+
+// a[n] = exp(s[n] - max s) / Σ exp(...) for n < end; a[n] = 0 for n >= end (masked: s = -inf). A row with
+// no visible key (end == 0) is all zeros: "softmax of nothing" has no mass to give, and 0/0 is never taken.
+template <class T>
+void softmax_visible(T* row, int64_t end, int64_t keys) {
+  if (end > 0) {
+    T top = -std::numeric_limits<T>::infinity();
+    for (int64_t n = 0; n < end; ++n) top = std::max(top, row[n]);
+    T total = 0;
+    for (int64_t n = 0; n < end; ++n) total += (row[n] = std::exp(row[n] - top));
+    const T inverse = T(1) / total;
+    for (int64_t n = 0; n < end; ++n) row[n] *= inverse;
+  }
+  for (int64_t n = end; n < keys; ++n) row[n] = 0;
+}
+
+// ---- forward of one (b, h) ------------------------------------------------------------------------------------
+
+template <class T>
+void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLayout& out_layout, T* scratch) {
+  const int64_t M = K.g.queries, N = K.g.keys, dk = K.g.head_dim, width = K.g.width;
+  const ConstMatrixMap<T> Q(K.q + K.q_layout.offset(b, h), M, dk, Eigen::OuterStride<>(K.q_layout.row_stride));
+  const ConstMatrixMap<T> Kmat(K.k + K.k_layout.offset(b, h), N, dk, Eigen::OuterStride<>(K.k_layout.row_stride));
+  const ConstMatrixMap<T> V(K.v + K.v_layout.offset(b, h), N, dk, Eigen::OuterStride<>(K.v_layout.row_stride));
+  const T* q = K.q + K.q_layout.offset(b, h);
+  const T* k = K.k + K.k_layout.offset(b, h);
+  const T* v = K.v + K.v_layout.offset(b, h);
+  T* a = K.weights + K.head_offset(b, h);
+  const T* before = K.before(h);
+  const T* after = K.after(h);
+
+  // 1. scores s (written into a, then turned into a in place)
+  if (K.use != TableUse::feature_coefficient) {
+    // P = (1/√dk)·q·kᵀ (kept for the backward when a coefficient multiplies it)
+    T* p = K.scaled_dot ? K.scaled_dot + K.head_offset(b, h) : a;
+    MatrixMap<T>(p, M, N, Eigen::OuterStride<>(N)).noalias() = K.scale * (Q * Kmat.transpose());
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      T* s = a + m * N;
+      const T* p_row = p + m * N;
+      if (K.use == TableUse::coefficient) {
+        for (int64_t n = 0; n < end; ++n) s[n] = p_row[n] * *Kernel<T>::entry(before, after, m, n, 1);  // s = P·C
+      } else if (K.use == TableUse::bias) {
+        for (int64_t n = 0; n < end; ++n) s[n] += *Kernel<T>::entry(before, after, m, n, 1);  // s = P + bias
+      }
+      softmax_visible(s, end, N);
+    }
+  } else {
+    // agf-f: s[m,n] = (1/√dk)·Σ_j q[m,j]·k[n,j]·C(δ,h,D,j)
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      T* s = a + m * N;
+      const T* q_row = q + m * K.q_layout.row_stride;
+      for (int64_t n = 0; n < end; ++n) {
+        const T* c = Kernel<T>::entry(before, after, m, n, width);
+        const T* k_row = k + n * K.k_layout.row_stride;
+        T dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < dk; ++j) dot += q_row[j] * k_row[j] * c[j];
+        s[n] = K.scale * dot;
+      }
+      softmax_visible(s, end, N);
+    }
+  }
+
+  // 2. a' = dropout(a): element (b,h,m,n) of the Philox stream, as ops::dropout_forward on [B,H,M,N]
+  const T* w = a;
+  if (K.dropped) {
+    T* dropped = K.dropped + K.head_offset(b, h);
+    const float threshold = static_cast<float>(K.options.dropout);
+    const T keep_scale = static_cast<T>(1.0 / (1.0 - K.options.dropout));
+    const uint64_t first = static_cast<uint64_t>(K.head_offset(b, h));
+    for (int64_t e = 0; e < M * N; ++e) {
+      const uint32_t bits = Philox4x32::bits(K.options.dropout_seed, K.options.dropout_offset, first + static_cast<uint64_t>(e));
+      dropped[e] = uniform_from_bits(bits) >= threshold ? a[e] * keep_scale : T(0);
+    }
+    w = dropped;
+  }
+
+  // 3. o = Σ_n a'·v  (·C with PCM-V)
+  MatrixMap<T> O(out + out_layout.offset(b, h), M, dk, Eigen::OuterStride<>(out_layout.row_stride));
+  if (!K.options.pcmv) {
+    O.noalias() = ConstMatrixMap<T>(w, M, N, Eigen::OuterStride<>(N)) * V;
+  } else if (K.use == TableUse::coefficient) {
+    // X = a' ⊙ C, then o = X·v
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      for (int64_t n = 0; n < end; ++n) scratch[m * N + n] = w[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
+      for (int64_t n = end; n < N; ++n) scratch[m * N + n] = 0;
+    }
+    O.noalias() = ConstMatrixMap<T>(scratch, M, N, Eigen::OuterStride<>(N)) * V;
+  } else {
+    // agf-f: o[m,j] = Σ_n a'[m,n]·C(δ,h,D,j)·v[n,j]
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      T* o_row = out + out_layout.offset(b, h) + m * out_layout.row_stride;
+      for (int64_t j = 0; j < dk; ++j) o_row[j] = 0;
+      for (int64_t n = 0; n < end; ++n) {
+        const T weight = w[m * N + n];
+        const T* c = Kernel<T>::entry(before, after, m, n, width);
+        const T* v_row = v + n * K.v_layout.row_stride;
+#pragma omp simd
+        for (int64_t j = 0; j < dk; ++j) o_row[j] += weight * c[j] * v_row[j];
+      }
+    }
+  }
+}
+
+// ---- backward of one (b, h) -----------------------------------------------------------------------------------
+
+template <class T>
+struct BackwardOutputs {
+  const T* grad = nullptr;  // g = ∂L/∂o
+  HeadLayout grad_layout{0, 0, 0};
+  T *gq = nullptr, *gk = nullptr, *gv = nullptr;
+  HeadLayout gq_layout{0, 0, 0}, gk_layout{0, 0, 0}, gv_layout{0, 0, 0};
+};
+
+// Per-thread scratch of the backward.
+template <class T>
+struct BackwardScratch {
+  std::vector<T> x;          // [M, N]  W = a' ⊙ C (PCM-V, scalar coefficient)
+  std::vector<T> ga;         // [M, N]  ∂L/∂a', then ∂L/∂s, then ∂L/∂P
+  std::vector<T> head_grad;  // [2, distances, width]  ∂L/∂table of this head
+};
+
+template <class T>
+void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, int64_t h, BackwardScratch<T>& S) {
+  const int64_t M = K.g.queries, N = K.g.keys, dk = K.g.head_dim, width = K.g.width;
+  const T* q = K.q + K.q_layout.offset(b, h);
+  const T* k = K.k + K.k_layout.offset(b, h);
+  const T* v = K.v + K.v_layout.offset(b, h);
+  const T* g = G.grad + G.grad_layout.offset(b, h);
+  T* gq = G.gq + G.gq_layout.offset(b, h);
+  T* gk = G.gk + G.gk_layout.offset(b, h);
+  T* gv = G.gv + G.gv_layout.offset(b, h);
+  const ConstMatrixMap<T> Q(q, M, dk, Eigen::OuterStride<>(K.q_layout.row_stride));
+  const ConstMatrixMap<T> Kmat(k, N, dk, Eigen::OuterStride<>(K.k_layout.row_stride));
+  const ConstMatrixMap<T> V(v, N, dk, Eigen::OuterStride<>(K.v_layout.row_stride));
+  const ConstMatrixMap<T> Gm(g, M, dk, Eigen::OuterStride<>(G.grad_layout.row_stride));
+  MatrixMap<T> GQ(gq, M, dk, Eigen::OuterStride<>(G.gq_layout.row_stride));
+  MatrixMap<T> GK(gk, N, dk, Eigen::OuterStride<>(G.gk_layout.row_stride));
+  MatrixMap<T> GV(gv, N, dk, Eigen::OuterStride<>(G.gv_layout.row_stride));
+  const T* a = K.weights + K.head_offset(b, h);
+  const T* w = K.dropped ? K.dropped + K.head_offset(b, h) : a;  // a' (= a without dropout)
+  const T* before = K.before(h);
+  const T* after = K.after(h);
+  T* ga = S.ga.data();
+  MatrixMap<T> GA(ga, M, N, Eigen::OuterStride<>(N));
+  T* gC = S.head_grad.data();  // ∂L/∂table[δ, D, (j)] of this head, indexed by direction_distance_index·width
+  std::fill(S.head_grad.begin(), S.head_grad.end(), T(0));
+
+  // 1. through o = W·v:  ∂L/∂v = Wᵀ·g,  ∂L/∂W = g·vᵀ;  W = a' (plain) or a' ⊙ C (PCM-V)
+  if (!K.options.pcmv) {
+    GV.noalias() = ConstMatrixMap<T>(w, M, N, Eigen::OuterStride<>(N)).transpose() * Gm;
+    GA.noalias() = Gm * V.transpose();  // ∂L/∂a'
+  } else if (K.use == TableUse::coefficient) {
+    T* x = S.x.data();
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      for (int64_t n = 0; n < end; ++n) x[m * N + n] = w[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
+      for (int64_t n = end; n < N; ++n) x[m * N + n] = 0;
+    }
+    GV.noalias() = ConstMatrixMap<T>(x, M, N, Eigen::OuterStride<>(N)).transpose() * Gm;
+    GA.noalias() = Gm * V.transpose();  // ∂L/∂W
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      for (int64_t n = 0; n < end; ++n) {
+        const T c = *Kernel<T>::entry(before, after, m, n, 1);
+        gC[K.direction_distance_index(m, n)] += ga[m * N + n] * w[m * N + n];  // ∂L/∂C += ∂L/∂W · a'
+        ga[m * N + n] *= c;                                                     // ∂L/∂a' = ∂L/∂W · C
+      }
+    }
+  } else {
+    // agf-f: o[m,j] = Σ_n a'[m,n]·C[j]·v[n,j]
+    //   ∂L/∂a'[m,n] = Σ_j g[m,j]·C[j]·v[n,j],  ∂L/∂v[n,j] += a'·C[j]·g[m,j],  ∂L/∂C[j] += a'·g[m,j]·v[n,j]
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      const T* g_row = g + m * G.grad_layout.row_stride;
+      for (int64_t n = 0; n < end; ++n) {
+        const T* c = Kernel<T>::entry(before, after, m, n, width);
+        const T* v_row = v + n * K.v_layout.row_stride;
+        T* gv_row = gv + n * G.gv_layout.row_stride;
+        T* gc = gC + K.direction_distance_index(m, n) * width;
+        const T weight = w[m * N + n];
+        T dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < dk; ++j) {
+          dot += g_row[j] * c[j] * v_row[j];
+          gv_row[j] += weight * c[j] * g_row[j];
+          gc[j] += weight * g_row[j] * v_row[j];
+        }
+        ga[m * N + n] = dot;
+      }
+    }
+  }
+
+  // 2. through a' = dropout(a) and a = softmax(s):  ∂L/∂s = a'⊙∂L/∂a' - a·Σ_n a'⊙∂L/∂a'   (masked: 0)
+  for (int64_t m = 0; m < M; ++m) {
+    const int64_t end = K.visible_end(b, m);
+    T* row = ga + m * N;
+    const T* a_row = a + m * N;
+    const T* w_row = w + m * N;
+    T total = 0;
+    for (int64_t n = 0; n < end; ++n) total += w_row[n] * row[n];
+    for (int64_t n = 0; n < end; ++n) row[n] = w_row[n] * row[n] - a_row[n] * total;
+    for (int64_t n = end; n < N; ++n) row[n] = 0;
+  }
+
+  // 3. through the score
+  if (K.use == TableUse::feature_coefficient) {
+    // s[m,n] = (1/√dk)·Σ_j q[m,j]·k[n,j]·C[j]
+    //   ∂L/∂q[m,j] += gs·C[j]·k[n,j]/√dk,  ∂L/∂k[n,j] += gs·C[j]·q[m,j]/√dk,  ∂L/∂C[j] += gs·q[m,j]·k[n,j]/√dk
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      const T* q_row = q + m * K.q_layout.row_stride;
+      T* gq_row = gq + m * G.gq_layout.row_stride;
+      for (int64_t n = 0; n < end; ++n) {
+        const T gs = K.scale * ga[m * N + n];
+        const T* c = Kernel<T>::entry(before, after, m, n, width);
+        const T* k_row = k + n * K.k_layout.row_stride;
+        T* gk_row = gk + n * G.gk_layout.row_stride;
+        T* gc = gC + K.direction_distance_index(m, n) * width;
+#pragma omp simd
+        for (int64_t j = 0; j < dk; ++j) {
+          gq_row[j] += gs * c[j] * k_row[j];
+          gk_row[j] += gs * c[j] * q_row[j];
+          gc[j] += gs * q_row[j] * k_row[j];
+        }
+      }
+    }
+    return;
+  }
+  if (K.use == TableUse::coefficient) {
+    // s = P·C:  ∂L/∂C += gs·P,  ∂L/∂P = gs·C
+    const T* p = K.scaled_dot + K.head_offset(b, h);
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      for (int64_t n = 0; n < end; ++n) {
+        gC[K.direction_distance_index(m, n)] += ga[m * N + n] * p[m * N + n];
+        ga[m * N + n] *= *Kernel<T>::entry(before, after, m, n, 1);
+      }
+    }
+  } else if (K.use == TableUse::bias) {
+    // s = P + bias:  ∂L/∂bias += gs,  ∂L/∂P = gs
+    for (int64_t m = 0; m < M; ++m) {
+      const int64_t end = K.visible_end(b, m);
+      for (int64_t n = 0; n < end; ++n) gC[K.direction_distance_index(m, n)] += ga[m * N + n];
+    }
+  }
+  // P = (1/√dk)·q·kᵀ:  ∂L/∂q = (1/√dk)·∂L/∂P·k,  ∂L/∂k = (1/√dk)·∂L/∂Pᵀ·q
+  GQ.noalias() = K.scale * (GA * Kmat);
+  GK.noalias() = K.scale * (GA.transpose() * Q);
+}
+
+// Threads for a call: one when the work is too small to pay for spawning them.
+int threads_for(const Geometry& g) {
+  const int64_t work = g.batch * g.heads * g.queries * g.keys * g.head_dim;
+  return work >= (1 << 16) ? omp_get_max_threads() : 1;
+}
+
+template <class T>
+Kernel<T> make_kernel(const Geometry& g, const AttentionOptions& options, const Tensor& key_lengths, const Tensor& table,
+                      const Tensor& q, const Tensor& k, const Tensor& v) {
+  Kernel<T> K;
+  K.g = g;
+  K.options = options;
+  K.use = table_use(options.scheme);
+  K.scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(g.head_dim)));
+  K.lengths = key_lengths_of(key_lengths, g);
+  if (table.defined()) {
+    const std::vector<double> values = table.to_double_vector();
+    K.table.assign(values.begin(), values.end());
+  }
+  K.q = q.data<T>();
+  K.k = k.data<T>();
+  K.v = v.data<T>();
+  K.q_layout = HeadLayout(q);
+  K.k_layout = HeadLayout(k);
+  K.v_layout = HeadLayout(v);
+  return K;
+}
+
+// q and k as the kernel sees them: rotated for rope, with a unit-stride last axis.
+std::pair<Tensor, Tensor> kernel_query_key(const Tensor& q, const Tensor& k, PositionalScheme scheme) {
+  if (scheme == PositionalScheme::rope) return {rope_forward(q), rope_forward(k)};
+  return {unit_stride_rows(q), unit_stride_rows(k)};
+}
+
+void check_options(const AttentionOptions& options) {
+  AGF_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "attention: dropout must be in [0, 1), got {}",
+            options.dropout);
+}
+
+}  // namespace
+
+// ---- the op --------------------------------------------------------------------------------------------------
+
+AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& key_lengths,
+                                   const PositionalParameters& positional, const AttentionOptions& options) {
+  const Geometry g = geometry_of(q_in, k_in, v_in, options.scheme);
+  check_options(options);
+  const PositionalTableShape table_shape{g.heads, g.head_dim, g.distances};
+  AttentionForward result;
+  result.saved.table = positional_table_forward(positional, options, table_shape);
+  const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
+  const Tensor v = unit_stride_rows(v_in);
+  const DType dtype = q.dtype();
+  result.output = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, false);
+  result.saved.weights = Tensor::empty({g.batch, g.heads, g.queries, g.keys}, dtype);
+  if (options.dropout > 0) result.saved.dropped_weights = Tensor::empty(result.saved.weights.shape(), dtype);
+  if (table_use(options.scheme) == TableUse::coefficient) {
+    result.saved.scaled_dot = Tensor::empty(result.saved.weights.shape(), dtype);
+  }
+  dispatch_floating(dtype, "attention", [&]<class T>() {
+    Kernel<T> K = make_kernel<T>(g, options, key_lengths, result.saved.table, q, k, v);
+    K.weights = result.saved.weights.data<T>();
+    K.dropped = options.dropout > 0 ? result.saved.dropped_weights.data<T>() : nullptr;
+    K.scaled_dot = result.saved.scaled_dot.defined() ? result.saved.scaled_dot.data<T>() : nullptr;
+    T* out = result.output.data<T>();
+    const HeadLayout out_layout(result.output);
+#pragma omp parallel num_threads(threads_for(g))
+    {
+      std::vector<T> scratch(static_cast<std::size_t>(options.pcmv ? g.queries * g.keys : 0));
+#pragma omp for schedule(static)
+      for (int64_t bh = 0; bh < g.batch * g.heads; ++bh) {
+        forward_head(K, bh / g.heads, bh % g.heads, out, out_layout, scratch.data());
+      }
+    }
+  });
+  return result;
+}
+
+AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                                      const Tensor& key_lengths, const PositionalParameters& positional,
+                                      const AttentionOptions& options, const AttentionSaved& saved) {
+  const Geometry g = geometry_of(q_in, k_in, v_in, options.scheme);
+  check_options(options);
+  AGF_CHECK(grad_in.defined() && grad_in.shape() == Shape({g.batch, g.heads, g.queries, g.head_dim}),
+            "attention_backward: the gradient must be [{}, {}, {}, {}], got {}", g.batch, g.heads, g.queries,
+            g.head_dim, grad_in.defined() ? grad_in.description() : "undefined");
+  check_same_dtype(grad_in, q_in, "attention_backward");
+  AGF_CHECK(saved.weights.defined(), "attention_backward: the saved weights of the forward are missing");
+  const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
+  const Tensor v = unit_stride_rows(v_in);
+  const Tensor grad = unit_stride_rows(grad_in);
+  const DType dtype = q.dtype();
+  const TableUse use = table_use(options.scheme);
+  // Feature loops accumulate into their outputs; GEMMs overwrite them.
+  const bool accumulate = use == TableUse::feature_coefficient;
+  const bool accumulate_v = accumulate && options.pcmv;
+  AttentionGradients grads;
+  Tensor gq = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, accumulate);
+  Tensor gk = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, accumulate);
+  grads.v = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, accumulate_v);
+  const int64_t table_entries = 2 * g.distances * g.width;  // per head
+  const int threads = threads_for(g);
+  std::vector<std::vector<double>> thread_tables(static_cast<std::size_t>(threads));  // ∂L/∂table [H, 2, D, w]
+
+  dispatch_floating(dtype, "attention_backward", [&]<class T>() {
+    Kernel<T> K = make_kernel<T>(g, options, key_lengths, saved.table, q, k, v);
+    K.weights = saved.weights.data<T>();
+    K.dropped = saved.dropped_weights.defined() ? saved.dropped_weights.data<T>() : nullptr;
+    K.scaled_dot = saved.scaled_dot.defined() ? saved.scaled_dot.data<T>() : nullptr;
+    BackwardOutputs<T> G;
+    G.grad = grad.data<T>();
+    G.grad_layout = HeadLayout(grad);
+    G.gq = gq.data<T>();
+    G.gk = gk.data<T>();
+    G.gv = grads.v.data<T>();
+    G.gq_layout = HeadLayout(gq);
+    G.gk_layout = HeadLayout(gk);
+    G.gv_layout = HeadLayout(grads.v);
+    const bool has_table = use != TableUse::none;
+#pragma omp parallel num_threads(threads)
+    {
+      BackwardScratch<T> S;
+      S.ga.resize(static_cast<std::size_t>(g.queries * g.keys));
+      if (options.pcmv && use == TableUse::coefficient) S.x.resize(S.ga.size());
+      S.head_grad.resize(static_cast<std::size_t>(table_entries));
+      std::vector<double>& table_grad = thread_tables[static_cast<std::size_t>(omp_get_thread_num())];
+      if (has_table) table_grad.assign(static_cast<std::size_t>(g.heads * table_entries), 0.0);
+#pragma omp for schedule(static)
+      for (int64_t bh = 0; bh < g.batch * g.heads; ++bh) {
+        const int64_t b = bh / g.heads, h = bh % g.heads;
+        backward_head(K, G, b, h, S);
+        if (has_table) {
+          for (int64_t e = 0; e < table_entries; ++e) table_grad[h * table_entries + e] += S.head_grad[e];
+        }
+      }
+    }
+  });
+
+  if (use != TableUse::none) {
+    // Sum the threads' tables and reorder [H, 2, D, w] -> the table's [2, H, D, w].
+    std::vector<double> grad_table(static_cast<std::size_t>(2 * g.heads * g.distances * g.width), 0.0);
+    const int64_t per_direction = g.distances * g.width;
+    for (const std::vector<double>& partial : thread_tables) {
+      if (partial.empty()) continue;
+      for (int64_t h = 0; h < g.heads; ++h) {
+        for (int64_t direction = 0; direction < 2; ++direction) {
+          for (int64_t e = 0; e < per_direction; ++e) {
+            grad_table[(direction * g.heads + h) * per_direction + e] +=
+                partial[h * table_entries + direction * per_direction + e];
+          }
+        }
+      }
+    }
+    const Tensor grad_table_tensor = Tensor::from_vector(grad_table, saved.table.shape(), DType::f64);
+    grads.positional = positional_table_backward(grad_table_tensor, positional, options,
+                                                 {g.heads, g.head_dim, g.distances});
+  }
+  if (options.scheme == PositionalScheme::rope) {
+    grads.q = rope_backward(gq);
+    grads.k = rope_backward(gk);
+  } else {
+    grads.q = gq;
+    grads.k = gk;
+  }
+  return grads;
+}
+
+}  // namespace agf::ops
