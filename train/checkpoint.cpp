@@ -1,0 +1,100 @@
+#include "train/checkpoint.h"
+
+#include <set>
+
+namespace agf::train {
+
+namespace {
+constexpr const char* kOptimizerPrefix = "optimizer.";
+
+uint64_t parse_unsigned(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  const auto found = metadata.find(key);
+  AGF_CHECK(found != metadata.end(), "checkpoint metadata lacks '{}'", key);
+  try {
+    return std::stoull(found->second);
+  } catch (const std::logic_error&) {
+    fail("checkpoint metadata '{}' is not a number: '{}'", key, found->second);
+  }
+}
+}  // namespace
+
+std::map<std::string, std::string> TrainingState::to_metadata() const {
+  return {{"agf.state.step", std::to_string(step)},
+          {"agf.state.epoch", std::to_string(epoch)},
+          {"agf.state.batch", std::to_string(batch)},
+          {"agf.state.dropout_seed", std::to_string(dropout_seed)},
+          {"agf.state.dropout_offset", std::to_string(dropout_offset)},
+          {"agf.state.best_valid_accuracy", fmt::format("{:.17g}", best_valid_accuracy)},
+          {"agf.state.target_tokens", std::to_string(target_tokens)},
+          {"agf.state.elapsed_seconds", fmt::format("{:.17g}", elapsed_seconds)}};
+}
+
+TrainingState TrainingState::from_metadata(const std::map<std::string, std::string>& metadata) {
+  TrainingState state;
+  state.step = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.step"));
+  state.epoch = parse_unsigned(metadata, "agf.state.epoch");
+  state.batch = parse_unsigned(metadata, "agf.state.batch");
+  state.dropout_seed = parse_unsigned(metadata, "agf.state.dropout_seed");
+  state.dropout_offset = parse_unsigned(metadata, "agf.state.dropout_offset");
+  state.best_valid_accuracy = std::stod(metadata.at("agf.state.best_valid_accuracy"));
+  state.target_tokens = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.target_tokens"));
+  state.elapsed_seconds = std::stod(metadata.at("agf.state.elapsed_seconds"));
+  return state;
+}
+
+void save_checkpoint(const std::string& path, const nn::Module& model, const nn::TransformerConfig& config,
+                     const std::string& bpe_json, const Adam* optimizer, const TrainingState* state) {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const auto& [name, parameter] : model.named_parameters()) tensors.emplace_back(name, parameter.data());
+  if (optimizer) {
+    for (const auto& [name, moment] : optimizer->state()) tensors.emplace_back(kOptimizerPrefix + name, moment);
+  }
+  std::map<std::string, std::string> metadata = config.to_metadata();
+  metadata["format"] = "pt";  // what the safetensors library expects of PyTorch-loadable files
+  if (!bpe_json.empty()) metadata["agf.bpe"] = bpe_json;
+  if (state) metadata.merge(state->to_metadata());
+  save_safetensors(path, tensors, metadata);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  Checkpoint checkpoint;
+  checkpoint.file = load_safetensors(path);
+  const auto& metadata = checkpoint.file.metadata;
+  try {
+    checkpoint.config = nn::TransformerConfig::from_metadata(metadata);
+    if (metadata.count("agf.state.step")) checkpoint.state = TrainingState::from_metadata(metadata);
+  } catch (const Error& error) {
+    fail("{}: {}", path, error.what());
+  }
+  if (const auto found = metadata.find("agf.bpe"); found != metadata.end()) checkpoint.bpe_json = found->second;
+  return checkpoint;
+}
+
+void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std::string& path) {
+  std::set<std::string> expected;
+  for (const auto& [name, parameter] : model.named_parameters()) {
+    expected.insert(name);
+    const Tensor* saved = checkpoint.file.find(name);
+    AGF_CHECK(saved != nullptr, "{}: the checkpoint has no tensor '{}' that this model needs", path, name);
+    AGF_CHECK(saved->shape() == parameter.shape(), "{}: tensor '{}' is {} but the model's parameter is {}", path, name,
+              saved->description(), parameter.data().description());
+    Tensor destination = parameter.data();
+    destination.copy_from(*saved);
+  }
+  for (const auto& [name, tensor] : checkpoint.file.tensors) {
+    AGF_CHECK(expected.count(name) || name.rfind(kOptimizerPrefix, 0) == 0,
+              "{}: tensor '{}' is not a parameter of this model ({} {})", path, name, checkpoint.config.preset,
+              checkpoint.config.scheme_label());
+  }
+}
+
+std::vector<std::pair<std::string, Tensor>> optimizer_state(const Checkpoint& checkpoint) {
+  std::vector<std::pair<std::string, Tensor>> state;
+  const std::string prefix = kOptimizerPrefix;
+  for (const auto& [name, tensor] : checkpoint.file.tensors) {
+    if (name.rfind(prefix, 0) == 0) state.emplace_back(name.substr(prefix.size()), tensor);
+  }
+  return state;
+}
+
+}  // namespace agf::train

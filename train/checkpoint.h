@@ -1,0 +1,50 @@
+#pragma once
+// Checkpoints: one safetensors file with the model parameters under their SPEC §7 names, optionally the
+// optimizer moments ("optimizer.exp_avg.<name>", "optimizer.exp_avg_sq.<name>"), and in the metadata
+// the model config ("agf.config.*"), the BPE model ("agf.bpe") and the training state ("agf.state.*":
+// step, data position, dropout stream offset, ...). A checkpoint alone rebuilds and resumes a run.
+#include <map>
+#include <optional>
+#include <string>
+
+#include "nn/module.h"
+#include "nn/transformer_config.h"
+#include "train/adam.h"
+#include "train/safetensors.h"
+
+namespace agf::train {
+
+struct TrainingState {
+  int64_t step = 0;              // optimizer updates done
+  uint64_t epoch = 0, batch = 0; // data position: the next batch to draw
+  uint64_t dropout_seed = 0, dropout_offset = 0;
+  double best_valid_accuracy = -1;
+  int64_t target_tokens = 0;     // seen so far
+  double elapsed_seconds = 0;    // training time so far (not counting validation)
+
+  std::map<std::string, std::string> to_metadata() const;
+  static TrainingState from_metadata(const std::map<std::string, std::string>& metadata);
+};
+
+struct Checkpoint {
+  SafetensorsFile file;
+  nn::TransformerConfig config;
+  std::string bpe_json;                // empty when the checkpoint carries none
+  std::optional<TrainingState> state;  // present in training checkpoints
+};
+
+// Writes atomically (see save_safetensors). `optimizer` and `state` may be null (a model-only file).
+void save_checkpoint(const std::string& path, const nn::Module& model, const nn::TransformerConfig& config,
+                     const std::string& bpe_json, const Adam* optimizer, const TrainingState* state);
+
+Checkpoint load_checkpoint(const std::string& path);
+
+// Copies the checkpoint's tensors into the model's parameters. Every parameter must be present with its
+// shape (converted to the parameter's dtype); tensors that are neither parameters nor optimizer state
+// are an error, so a checkpoint of another scheme is never half-loaded.
+void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std::string& path);
+
+// The optimizer moments stored in the checkpoint, renamed as Adam::state() names them.
+std::vector<std::pair<std::string, Tensor>> optimizer_state(const Checkpoint& checkpoint);
+
+}  // namespace agf::train

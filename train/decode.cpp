@@ -1,0 +1,169 @@
+#include "train/decode.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "autograd/functions.h"
+#include "data/bpe_model.h"
+#include "ops/softmax.h"
+
+namespace agf::train {
+
+namespace {
+
+// Restores the model's training flag when decoding ends.
+class EvaluationMode {
+ public:
+  explicit EvaluationMode(nn::Module& model) : model_(model), was_training_(model.training()) { model_.eval(); }
+  ~EvaluationMode() { model_.train(was_training_); }
+
+ private:
+  nn::Module& model_;
+  bool was_training_;
+};
+
+Tensor ids_tensor(const std::vector<std::vector<int32_t>>& rows, int64_t columns, int32_t padding) {
+  std::vector<int64_t> flat(rows.size() * static_cast<std::size_t>(columns), padding);
+  for (std::size_t r = 0; r < rows.size(); ++r) std::copy(rows[r].begin(), rows[r].end(), flat.begin() + r * columns);
+  return Tensor::from_vector(flat, {static_cast<int64_t>(rows.size()), columns}, DType::i64);
+}
+
+// Log-probabilities of the next token after each prefix: [rows, V] (f64 values for ranking).
+std::vector<std::vector<double>> next_token_log_probs(nn::Transformer& model, const std::vector<std::vector<int32_t>>& prefixes,
+                                                      const Variable& memory, const Tensor& source_lengths,
+                                                      nn::DropoutStream& dropout) {
+  int64_t longest = 0;
+  for (const auto& prefix : prefixes) longest = std::max<int64_t>(longest, static_cast<int64_t>(prefix.size()));
+  const Variable hidden = model.decode(ids_tensor(prefixes, longest, data::pad_id), memory, source_lengths, dropout);
+  // Only each row's last real position matters: gather those rows, then project.
+  std::vector<Variable> last;
+  for (std::size_t r = 0; r < prefixes.size(); ++r) {
+    last.push_back(slice(slice(hidden, 0, static_cast<int64_t>(r), static_cast<int64_t>(r) + 1), 1,
+                         static_cast<int64_t>(prefixes[r].size()) - 1, static_cast<int64_t>(prefixes[r].size())));
+  }
+  const Variable logits = model.project(concat(last, 0));  // [rows, 1, V]
+  const Tensor log_probs = ops::log_softmax_forward(logits.data().reshape({static_cast<int64_t>(prefixes.size()), -1}));
+  std::vector<std::vector<double>> result(prefixes.size());
+  const std::vector<double> values = log_probs.to_double_vector();
+  const std::size_t vocabulary = values.size() / prefixes.size();
+  for (std::size_t r = 0; r < prefixes.size(); ++r) {
+    result[r].assign(values.begin() + r * vocabulary, values.begin() + (r + 1) * vocabulary);
+  }
+  return result;
+}
+
+int64_t length_limit(const std::vector<int32_t>& source, const DecodeOptions& options) {
+  return options.max_length_a * static_cast<int64_t>(source.size() + 1) + options.max_length_b;
+}
+
+std::vector<std::vector<int32_t>> greedy(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+                                         const DecodeOptions& options, nn::DropoutStream& dropout) {
+  std::vector<std::vector<int32_t>> encoder_rows;
+  std::vector<int64_t> lengths;
+  int64_t longest = 0, limit = 0;
+  for (const auto& source : sources) {
+    encoder_rows.push_back(source);
+    encoder_rows.back().push_back(data::eos_id);
+    lengths.push_back(static_cast<int64_t>(encoder_rows.back().size()));
+    longest = std::max(longest, lengths.back());
+    limit = std::max(limit, length_limit(source, options));
+  }
+  const Tensor source_lengths = Tensor::from_vector(lengths, {static_cast<int64_t>(sources.size())}, DType::i64);
+  const Variable memory = model.encode(ids_tensor(encoder_rows, longest, data::pad_id), source_lengths, dropout);
+  std::vector<std::vector<int32_t>> prefixes(sources.size(), std::vector<int32_t>{data::bos_id});
+  std::vector<bool> finished(sources.size(), false);
+  for (int64_t step = 0; step < limit; ++step) {
+    const auto log_probs = next_token_log_probs(model, prefixes, memory, source_lengths, dropout);
+    bool all_done = true;
+    for (std::size_t r = 0; r < sources.size(); ++r) {
+      if (finished[r]) continue;
+      const auto& row = log_probs[r];
+      const int32_t best = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+      prefixes[r].push_back(best);
+      finished[r] = best == data::eos_id || static_cast<int64_t>(prefixes[r].size()) > length_limit(sources[r], options);
+      all_done = all_done && finished[r];
+    }
+    if (all_done) break;
+  }
+  std::vector<std::vector<int32_t>> outputs;
+  for (auto& prefix : prefixes) {
+    std::vector<int32_t> tokens(prefix.begin() + 1, prefix.end());
+    if (!tokens.empty() && tokens.back() == data::eos_id) tokens.pop_back();
+    outputs.push_back(std::move(tokens));
+  }
+  return outputs;
+}
+
+std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32_t>& source, const DecodeOptions& options,
+                                 nn::DropoutStream& dropout) {
+  struct Hypothesis {
+    std::vector<int32_t> tokens;  // starts with bos
+    double log_prob = 0;
+  };
+  auto normalized = [&](const Hypothesis& h) {
+    const double length = static_cast<double>(h.tokens.size() - 1);  // generated tokens, eos included
+    return h.log_prob / std::pow(std::max(length, 1.0), options.length_penalty);
+  };
+  std::vector<int32_t> encoder_row = source;
+  encoder_row.push_back(data::eos_id);
+  const int64_t source_length = static_cast<int64_t>(encoder_row.size());
+  const Variable single_memory = model.encode(ids_tensor({encoder_row}, source_length, data::pad_id),
+                                              Tensor::from_vector(std::vector<int64_t>{source_length}, {1}, DType::i64), dropout);
+  std::vector<Hypothesis> alive{{{data::bos_id}, 0.0}}, finished;
+  const int64_t limit = length_limit(source, options);
+  for (int64_t step = 0; step < limit && !alive.empty(); ++step) {
+    const auto rows = static_cast<int64_t>(alive.size());
+    const Variable memory = contiguous(expand(single_memory, {rows, source_length, single_memory.size(2)}));
+    const Tensor lengths = Tensor::full({rows}, static_cast<double>(source_length), DType::i64);
+    std::vector<std::vector<int32_t>> prefixes;
+    for (const auto& h : alive) prefixes.push_back(h.tokens);
+    const auto log_probs = next_token_log_probs(model, prefixes, memory, lengths, dropout);
+    // Candidates: the best `beam` continuations of each hypothesis, then the best `beam` overall.
+    std::vector<Hypothesis> candidates;
+    for (std::size_t r = 0; r < alive.size(); ++r) {
+      std::vector<int32_t> order(log_probs[r].size());
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + options.beam, order.end(),
+                        [&](int32_t a, int32_t b) { return log_probs[r][a] > log_probs[r][b]; });
+      for (int i = 0; i < options.beam; ++i) {
+        Hypothesis next = alive[r];
+        next.tokens.push_back(order[i]);
+        next.log_prob += log_probs[r][order[i]];
+        candidates.push_back(std::move(next));
+      }
+    }
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.log_prob > b.log_prob; });
+    alive.clear();
+    for (auto& candidate : candidates) {
+      if (static_cast<int>(alive.size()) == options.beam) break;
+      const bool ended = candidate.tokens.back() == data::eos_id || step + 1 == limit;
+      (ended ? finished : alive).push_back(std::move(candidate));
+    }
+    if (static_cast<int>(finished.size()) >= options.beam) break;
+  }
+  const std::vector<Hypothesis>& pool = finished.empty() ? alive : finished;
+  const auto best = std::max_element(pool.begin(), pool.end(),
+                                     [&](const Hypothesis& a, const Hypothesis& b) { return normalized(a) < normalized(b); });
+  std::vector<int32_t> tokens(best->tokens.begin() + 1, best->tokens.end());
+  if (!tokens.empty() && tokens.back() == data::eos_id) tokens.pop_back();
+  return tokens;
+}
+
+}  // namespace
+
+std::vector<std::vector<int32_t>> translate(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+                                            const DecodeOptions& options) {
+  AGF_CHECK(options.beam >= 1, "translate: beam size must be at least 1, got {}", options.beam);
+  if (sources.empty()) return {};
+  EvaluationMode evaluation(model);
+  NoGradGuard no_grad;
+  nn::DropoutStream dropout;  // unused in evaluation mode
+  if (options.beam == 1) return greedy(model, sources, options, dropout);
+  std::vector<std::vector<int32_t>> outputs;
+  for (const auto& source : sources) outputs.push_back(beam_search(model, source, options, dropout));
+  return outputs;
+}
+
+}  // namespace agf::train

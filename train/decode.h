@@ -1,0 +1,22 @@
+#pragma once
+// Translation with a trained model: greedy search (batched) and beam search with a length penalty.
+#include <cstdint>
+#include <vector>
+
+#include "nn/transformer.h"
+
+namespace agf::train {
+
+struct DecodeOptions {
+  int beam = 1;                 // 1 = greedy
+  double length_penalty = 1.0;  // beam: hypotheses ranked by log-probability / length^α
+  int64_t max_length_a = 2;     // stop at a·(source length) + b target tokens
+  int64_t max_length_b = 10;
+};
+
+// BPE ids of each source sentence (no eos) -> BPE ids of its translation (no bos/eos). Runs in
+// evaluation mode without recording a graph; the model's training flag is restored afterwards.
+std::vector<std::vector<int32_t>> translate(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+                                            const DecodeOptions& options = {});
+
+}  // namespace agf::train

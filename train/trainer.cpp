@@ -1,0 +1,262 @@
+#include "train/trainer.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "autograd/functions.h"
+#include "data/batch_sampler.h"
+#include "data/bpe_codec.h"
+#include "data/bpe_model.h"
+#include "data/token_dataset.h"
+#include "nn/transformer.h"
+#include "train/adam.h"
+#include "train/batch.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+#include "train/metrics_log.h"
+
+namespace fs = std::filesystem;
+
+namespace agf::train {
+
+namespace {
+
+std::atomic<int> stop_signal{0};
+extern "C" void request_stop(int signal) { stop_signal = signal; }
+
+// SIGINT/SIGTERM finish the current step, write a checkpoint and stop (nothing is lost); restored on exit.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    stop_signal = 0;
+    previous_int_ = std::signal(SIGINT, request_stop);
+    previous_term_ = std::signal(SIGTERM, request_stop);
+  }
+  ~StopOnSignal() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+
+ private:
+  void (*previous_int_)(int);
+  void (*previous_term_)(int);
+};
+
+std::string step_checkpoint_name(int64_t step) { return fmt::format("step_{:08d}.safetensors", step); }
+
+std::vector<std::pair<int64_t, fs::path>> step_checkpoints(const fs::path& folder) {
+  std::vector<std::pair<int64_t, fs::path>> found;
+  static const std::regex pattern(R"(step_(\d+)\.safetensors)");
+  if (!fs::is_directory(folder)) return found;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern)) found.emplace_back(std::stoll(match[1]), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+std::string format_duration(double seconds) {
+  const auto total = static_cast<int64_t>(seconds);
+  return total >= 3600 ? fmt::format("{}:{:02d}:{:02d}", total / 3600, total / 60 % 60, total % 60)
+                       : fmt::format("{}:{:02d}", total / 60, total % 60);
+}
+
+// Label-smoothed cross-entropy of logits [B, T, V] against targets [B, T] (pad ignored).
+Variable sequence_loss(const Variable& logits, const Tensor& targets, double label_smoothing) {
+  const int64_t vocabulary = logits.size(-1);
+  return cross_entropy(reshape(logits, {-1, vocabulary}), targets.reshape({-1}),
+                       {.label_smoothing = label_smoothing, .ignore_index = data::pad_id});
+}
+
+}  // namespace
+
+std::string latest_checkpoint(const std::string& out_dir) {
+  const auto found = step_checkpoints(fs::path(out_dir) / "checkpoints");
+  return found.empty() ? "" : found.back().second.string();
+}
+
+TrainSummary train(const TrainOptions& options) {
+  AGF_CHECK(options.max_steps >= 1, "train: --max-steps must be at least 1, got {}", options.max_steps);
+  AGF_CHECK(options.update_freq >= 1, "train: --update-freq must be at least 1, got {}", options.update_freq);
+  AGF_CHECK(options.valid_every >= 1, "train: --valid-every must be at least 1, got {}", options.valid_every);
+  const fs::path data_dir(options.data_dir), run_dir(options.out_dir), checkpoint_dir = run_dir / "checkpoints";
+  for (const char* file : {"bpe.json", "train.bin", "valid.bin"}) {
+    AGF_CHECK(fs::exists(data_dir / file), "train: {} is missing in --data {} (make it with `agf corpus prepare`)", file,
+              options.data_dir);
+  }
+  const data::BpeModel bpe = data::BpeModel::load((data_dir / "bpe.json").string());
+  const data::BpeCodec codec(bpe);
+  const data::TokenDataset train_set = data::TokenDataset::open((data_dir / "train.bin").string(), bpe.hash());
+  const data::TokenDataset valid_set = data::TokenDataset::open((data_dir / "valid.bin").string(), bpe.hash());
+
+  // ---- a fresh run or a resumed one ----
+  const std::string resume_from = latest_checkpoint(options.out_dir);
+  AGF_CHECK(options.resume || resume_from.empty(), "train: {} already holds checkpoints; pass --resume to continue "
+            "that run, or choose another --out", options.out_dir);
+  fs::create_directories(checkpoint_dir);
+  nn::TransformerConfig config = options.model;
+  config.vocabulary_size = static_cast<int64_t>(bpe.vocab_size());
+  std::optional<Checkpoint> checkpoint;
+  if (!resume_from.empty()) {
+    checkpoint = load_checkpoint(resume_from);
+    AGF_CHECK(checkpoint->state.has_value(), "{}: not a training checkpoint (no agf.state.*)", resume_from);
+    config = checkpoint->config;
+    AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()), "{}: the model has {} tokens but {} "
+              "has {}", resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());
+  }
+  nn::Transformer model(config, options.seed);
+  model.train();
+  Adam adam(model.named_parameters());
+  TrainingState state;
+  state.dropout_seed = options.seed ^ 0x5eed'd209'0a7fULL;
+  data::BatchSampler sampler = data::BatchSampler::for_dataset(train_set, {.max_tokens = options.max_tokens, .seed = options.seed});
+  if (checkpoint) {
+    load_parameters(model, *checkpoint, resume_from);
+    state = *checkpoint->state;
+    adam.load_state(optimizer_state(*checkpoint), state.step);
+    sampler.seek({state.epoch, state.batch});
+  }
+  nn::DropoutStream dropout(state.dropout_seed);
+  dropout.generator().set_offset(state.dropout_offset);
+  MetricsLog metrics((run_dir / "metrics.jsonl").string(), checkpoint ? state.step : -1);
+
+  const bool terminal = ::isatty(STDERR_FILENO) && !options.quiet;
+  auto say = [&](const std::string& line) {
+    if (!options.quiet) fmt::print(stderr, "{}{}\n", terminal ? "\r\033[K" : "", line);
+  };
+  say(checkpoint ? fmt::format("resuming {} at step {} ({})", options.out_dir, state.step, resume_from)
+                 : fmt::format("training {} {} ({} parameters) on {} pairs, {} steps", config.preset, config.scheme_label(),
+                               model.parameter_count(), train_set.size(), options.max_steps));
+
+  // ---- checkpoints and validation ----
+  const std::string bpe_json = bpe.to_json();
+  TrainSummary summary;
+  auto write_checkpoint = [&](const std::string& path) {
+    state.epoch = sampler.position().epoch;
+    state.batch = sampler.position().batch;
+    state.dropout_offset = dropout.generator().offset();
+    save_checkpoint(path, model, config, bpe_json, &adam, &state);
+  };
+  auto save_step_checkpoint = [&] {
+    const fs::path path = checkpoint_dir / step_checkpoint_name(state.step);
+    write_checkpoint(path.string());
+    summary.last_checkpoint = path.string();
+    auto existing = step_checkpoints(checkpoint_dir);
+    for (std::size_t i = 0; i + static_cast<std::size_t>(std::max<int64_t>(options.keep_last, 1)) < existing.size(); ++i) {
+      fs::remove(existing[i].second);
+    }
+  };
+  auto validate = [&] {
+    const EvaluationResult result = evaluate(model, valid_set, codec,
+                                             {.max_tokens = options.max_tokens, .label_smoothing = options.label_smoothing,
+                                              .bleu_sentences = options.bleu_sentences});
+    nlohmann::json record{{"step", state.step}, {"split", "valid"}, {"loss", result.loss}, {"nll", result.nll},
+                          {"perplexity", result.perplexity}, {"token_accuracy", result.token_accuracy},
+                          {"target_tokens", result.target_tokens}};
+    if (result.bleu_sentences > 0) {
+      record["bleu"] = result.bleu.score;
+      record["bleu_sentences"] = result.bleu_sentences;
+    }
+    metrics.write(record);
+    summary.valid_loss = result.loss;
+    summary.token_accuracy = result.token_accuracy;
+    summary.bleu = result.bleu.score;
+    say(fmt::format("step {} valid: loss {:.4f}, ppl {:.2f}, token accuracy {:.2f}%{}", state.step, result.loss,
+                    result.perplexity, result.token_accuracy,
+                    result.bleu_sentences ? fmt::format(", BLEU {:.2f} ({} sentences)", result.bleu.score, result.bleu_sentences) : ""));
+    const bool best = result.token_accuracy > state.best_valid_accuracy;
+    if (best) state.best_valid_accuracy = result.token_accuracy;
+    save_step_checkpoint();
+    if (best) write_checkpoint((checkpoint_dir / "best.safetensors").string());
+  };
+
+  if (state.step >= options.max_steps) {
+    say(fmt::format("{} is already at step {} (--max-steps {}): nothing to do", options.out_dir, state.step, options.max_steps));
+    summary.steps = state.step;
+    return summary;
+  }
+
+  // ---- the loop ----
+  StopOnSignal stop_on_signal;
+  const auto start = std::chrono::steady_clock::now();
+  const double elapsed_before = state.elapsed_seconds;
+  const int64_t first_step = state.step;
+  bool validated_at_current_step = false;
+  while (state.step < options.max_steps) {
+    const auto step_start = std::chrono::steady_clock::now();
+    double loss_sum = 0;
+    int64_t step_tokens = 0;
+    for (int64_t micro = 0; micro < options.update_freq; ++micro) {
+      const Batch batch = make_batch(train_set, sampler.next());
+      const Variable logits = model.forward(batch.encoder_input, batch.source_lengths, batch.decoder_input, dropout);
+      const Variable loss = sequence_loss(logits, batch.decoder_target, options.label_smoothing);
+      // Accumulated batches: the update follows the mean of the per-batch losses.
+      (loss * (1.0 / static_cast<double>(options.update_freq))).backward();
+      loss_sum += loss.item();
+      step_tokens += batch.target_tokens;
+    }
+    const double grad_norm = clip_grad_norm(model.parameters(), options.clip_norm);
+    const double lr = inverse_sqrt_lr(options.lr, state.step + 1, options.warmup);
+    adam.step(lr);
+    adam.zero_grad();
+    ++state.step;
+    state.target_tokens += step_tokens;
+    const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+    state.elapsed_seconds += step_seconds;
+    const double loss = loss_sum / static_cast<double>(options.update_freq);
+    metrics.write({{"step", state.step}, {"split", "train"}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
+                   {"target_tokens", step_tokens}, {"tokens_per_second", static_cast<double>(step_tokens) / step_seconds},
+                   {"epoch", sampler.position().epoch}});
+    summary.last_loss = loss;
+    validated_at_current_step = false;
+
+    const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double throughput = static_cast<double>(state.target_tokens) / std::max(state.elapsed_seconds, 1e-9);
+    summary.target_tokens_per_second = throughput;
+    if (!options.quiet && (terminal || state.step % std::max<int64_t>(options.log_every, 1) == 0)) {
+      const double per_step = (state.elapsed_seconds - elapsed_before) / static_cast<double>(state.step - first_step);
+      const std::string line = fmt::format("step {}/{} | epoch {} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | ETA {}",
+                                           state.step, options.max_steps, sampler.position().epoch + 1, loss, lr, throughput,
+                                           format_duration(per_step * static_cast<double>(options.max_steps - state.step)));
+      if (terminal) {
+        fmt::print(stderr, "\r\033[K{}", line);
+      } else {
+        fmt::print(stderr, "{}\n", line);
+      }
+    }
+    const bool out_of_time = options.max_minutes > 0 && run_seconds > options.max_minutes * 60;
+    if (state.step % options.valid_every == 0 || state.step == options.max_steps) {
+      validate();
+      validated_at_current_step = true;
+    }
+    if (stop_signal || out_of_time) {
+      // A signal stops at once with a checkpoint; the time limit ends the run as a normal end would.
+      if (!validated_at_current_step) {
+        if (out_of_time && !stop_signal) {
+          validate();
+        } else {
+          save_step_checkpoint();
+        }
+      }
+      say(stop_signal ? fmt::format("stopped by signal {} at step {}; resume with --resume", stop_signal.load(), state.step)
+                      : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));
+      summary.interrupted = true;
+      break;
+    }
+  }
+  if (!validated_at_current_step && !summary.interrupted) validate();
+  if (terminal) fmt::print(stderr, "\n");
+  summary.steps = state.step;
+  return summary;
+}
+
+}  // namespace agf::train

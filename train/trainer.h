@@ -1,0 +1,48 @@
+#pragma once
+// The training loop (SPEC §6): label-smoothed cross-entropy, Adam with inverse-square-root warmup,
+// global-norm clipping, token-budget batches, gradient accumulation, periodic validation (loss,
+// perplexity, token accuracy, BLEU), atomic checkpoints (last N and the best), exact resumption, and a
+// metrics.jsonl with one JSON object per step and per validation.
+#include <cstdint>
+#include <string>
+
+#include "nn/transformer_config.h"
+
+namespace agf::train {
+
+struct TrainOptions {
+  std::string data_dir;            // from `agf corpus prepare`: bpe.json, train.bin, valid.bin
+  std::string out_dir;             // RUN: metrics.jsonl, checkpoints/, config.json
+  nn::TransformerConfig model;     // preset + scheme flags (vocabulary size is taken from the data)
+  int64_t max_steps = 1000;        // optimizer updates in the whole run (a resumed run counts earlier ones)
+  double max_minutes = 0;          // stop (with a checkpoint) after this much training time; 0 = no limit
+  uint64_t max_tokens = 4096;      // padded token slots per batch
+  int64_t update_freq = 1;         // batches accumulated per update
+  double lr = 7e-4;                // peak learning rate
+  int64_t warmup = 4000;           // steps of linear warmup
+  double clip_norm = 0;            // global gradient-norm clip; 0 = off
+  double label_smoothing = 0.1;
+  int64_t valid_every = 500;       // validate (and checkpoint) every N steps and at the end
+  int64_t bleu_sentences = 100;    // validation sentences translated for BLEU; 0 = none
+  int64_t keep_last = 3;           // step checkpoints kept (best.safetensors is kept besides)
+  int64_t log_every = 10;          // plain progress lines when stderr is not a terminal
+  uint64_t seed = 1;               // parameters, data order and dropout
+  bool resume = false;             // continue from RUN/checkpoints' latest step checkpoint
+  bool quiet = false;              // no progress output
+};
+
+struct TrainSummary {
+  int64_t steps = 0;
+  double last_loss = 0;
+  double valid_loss = 0, token_accuracy = 0, bleu = 0;
+  double target_tokens_per_second = 0;
+  std::string last_checkpoint;
+  bool interrupted = false;  // stopped by SIGINT/SIGTERM or the time limit (a checkpoint was written)
+};
+
+TrainSummary train(const TrainOptions& options);
+
+// The newest step checkpoint in RUN/checkpoints ("" when there is none).
+std::string latest_checkpoint(const std::string& out_dir);
+
+}  // namespace agf::train
