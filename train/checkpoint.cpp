@@ -98,3 +98,18 @@ std::vector<std::pair<std::string, Tensor>> optimizer_state(const Checkpoint& ch
 }
 
 }  // namespace agf::train
+
+namespace agf::train {
+
+LoadedModel load_model(const std::string& path, DType dtype) {
+  LoadedModel loaded;
+  loaded.checkpoint = load_checkpoint(path);
+  loaded.model = std::make_unique<nn::Transformer>(loaded.checkpoint.config, 0, dtype);
+  load_parameters(*loaded.model, loaded.checkpoint, path);
+  if (!loaded.checkpoint.bpe_json.empty()) {
+    loaded.bpe = data::BpeModel::from_json(loaded.checkpoint.bpe_json, path + " (agf.bpe)");
+  }
+  return loaded;
+}
+
+}  // namespace agf::train

@@ -48,3 +48,22 @@ void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std:
 std::vector<std::pair<std::string, Tensor>> optimizer_state(const Checkpoint& checkpoint);
 
 }  // namespace agf::train
+
+#include <memory>
+
+#include "data/bpe_model.h"
+#include "nn/transformer.h"
+
+namespace agf::train {
+
+// A model ready to use: rebuilt from a checkpoint's config, its parameters loaded, and its BPE model.
+struct LoadedModel {
+  Checkpoint checkpoint;
+  std::unique_ptr<nn::Transformer> model;
+  data::BpeModel bpe;  // empty (vocab_size() == 0) when the checkpoint carries none
+};
+
+// `dtype`: the parameters' dtype in memory (checkpoint values are converted).
+LoadedModel load_model(const std::string& path, DType dtype = DType::f32);
+
+}  // namespace agf::train

@@ -1,0 +1,182 @@
+// End-to-end tests of the trainer through the `agf` program on the 20-pair fixture.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/data/scratch_dir.h"
+#include "tests/tools/cli_runner.h"
+#include "train/checkpoint.h"
+
+namespace {
+
+const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
+
+// BPE + prepared dataset of the fixture (train = valid: the overfitting set), in `scratch`.
+std::string prepare_fixture(const agf::test::ScratchDir& scratch) {
+  const std::string bpe = scratch.file("bpe.json");
+  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
+  const std::string data = scratch.file("data");
+  const auto prepared = run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture +
+                                "/train.de --valid-src " + fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " +
+                                bpe + " --out " + data);
+  REQUIRE(prepared.status == 0);
+  return data;
+}
+
+// step -> loss of the training lines of RUN/metrics.jsonl
+std::map<int64_t, double> train_losses(const std::string& run) {
+  std::map<int64_t, double> losses;
+  std::ifstream in(run + "/metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.at("split") == "train") losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
+  }
+  return losses;
+}
+
+const std::string tiny_flags = " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1";
+
+}  // namespace
+
+TEST_CASE("a tiny model overfits 20 pairs to 100% token accuracy", "[train][cli]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = prepare_fixture(scratch);
+  const std::string run = scratch.file("run");
+  const auto trained = run_agf("train --data " + data + " --out " + run + tiny_flags +
+                               " --max-steps 250 --valid-every 250 --label-smoothing 0");
+  INFO(trained.output);
+  REQUIRE(trained.status == 0);
+  std::ifstream in(run + "/metrics.jsonl");
+  double accuracy = -1;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.at("split") == "valid") accuracy = record.at("token_accuracy").get<double>();
+  }
+  CHECK(accuracy == 100.0);
+  // The checkpoint translates the training sentences back exactly.
+  const auto translated = run_agf("translate --checkpoint " + run + "/checkpoints/best.safetensors < " + fixture + "/train.en");
+  REQUIRE(translated.status == 0);
+  std::ifstream reference_file(fixture + "/train.de");
+  const std::string reference((std::istreambuf_iterator<char>(reference_file)), {});
+  CHECK(translated.output == reference);
+  const auto evaluated = run_agf("eval --checkpoint " + run + "/checkpoints/best.safetensors --data " + data + " --split valid");
+  CHECK(evaluated.status == 0);
+  CHECK_THAT(evaluated.output, Catch::Contains("token accuracy 100.00%") && Catch::Contains("BLEU = 100.00"));
+}
+
+TEST_CASE("a resumed run computes exactly the losses of an uninterrupted one", "[train][cli][resume]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = prepare_fixture(scratch);
+  // Dropout on, a small token budget (several batches per epoch) and accumulation: every piece of state
+  // (parameters, Adam moments, data position, dropout stream) must survive the checkpoint.
+  const std::string flags = tiny_flags + " --dropout 0.2 --max-tokens 120 --update-freq 2 --valid-every 4";
+  const std::string whole = scratch.file("whole"), split = scratch.file("split");
+  REQUIRE(run_agf("train --data " + data + " --out " + whole + flags + " --max-steps 12").status == 0);
+  REQUIRE(run_agf("train --data " + data + " --out " + split + flags + " --max-steps 6").status == 0);
+  const auto refused = run_agf("train --data " + data + " --out " + split + flags + " --max-steps 12");
+  CHECK(refused.status == 1);
+  CHECK_THAT(refused.output, Catch::Contains("already holds checkpoints") && Catch::Contains("--resume"));
+  // Resumes from step 6 (its final checkpoint) and extends the run to 12 steps.
+  REQUIRE(run_agf("train --data " + data + " --out " + split + flags + " --max-steps 12 --resume").status == 0);
+  const auto expected = train_losses(whole), actual = train_losses(split);
+  REQUIRE(expected.size() == 12);
+  REQUIRE(actual.size() == 12);
+  for (const auto& [step, loss] : expected) {
+    INFO("step " << step);
+    CHECK(actual.at(step) == loss);  // bit for bit
+  }
+}
+
+TEST_CASE("SIGTERM stops training with a checkpoint and --resume continues it exactly", "[train][cli][resume]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = prepare_fixture(scratch);
+  const std::string flags = tiny_flags + " --dropout 0.1 --max-tokens 120 --valid-every 1000 --max-steps 40";
+  const std::string whole = scratch.file("whole"), killed = scratch.file("killed");
+  REQUIRE(run_agf("train --data " + data + " --out " + whole + flags).status == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const std::string command = std::string(AGF_BINARY) + " train --data " + data + " --out " + killed + flags + " --log-every 1";
+    ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait until a few steps are logged, then ask it to stop.
+  for (int wait = 0; wait < 600 && train_losses(killed).size() < 3; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(child, SIGTERM);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  const auto before = train_losses(killed);
+  const int64_t stopped_at = before.rbegin()->first;
+  INFO("stopped at step " << stopped_at);
+  REQUIRE(run_agf("train --data " + data + " --out " + killed + flags + " --resume").status == 0);
+  const auto expected = train_losses(whole), actual = train_losses(killed);
+  REQUIRE(actual.size() == expected.size());
+  for (const auto& [step, loss] : expected) CHECK(actual.at(step) == loss);
+}
+
+TEST_CASE("checkpoints round-trip and a corrupt one is refused with the file named", "[train][checkpoint]") {
+  agf::test::ScratchDir scratch;
+  const std::string bpe = scratch.file("bpe.json");
+  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
+  const std::string checkpoint = scratch.file("init.safetensors");
+  const auto initialised = run_agf("init --preset tiny --pos agf-f --pcmv --vocab " + bpe + " --out " + checkpoint + " --seed 5");
+  REQUIRE(initialised.status == 0);
+  const auto loaded = agf::train::load_model(checkpoint);
+  CHECK(loaded.checkpoint.config.pos == "agf-f");
+  CHECK(loaded.checkpoint.config.pcmv);
+  CHECK(loaded.bpe.vocab_size() == 400);
+  const agf::nn::Transformer fresh(loaded.checkpoint.config, 5);
+  const auto original = fresh.named_parameters();
+  const auto restored = loaded.model->named_parameters();
+  REQUIRE(original.size() == restored.size());
+  for (std::size_t i = 0; i < original.size(); ++i) {
+    CHECK(original[i].first == restored[i].first);
+    CHECK(original[i].second.data().to_double_vector() == restored[i].second.data().to_double_vector());
+  }
+  bool has_lc3 = false;
+  for (const auto& [name, parameter] : restored) has_lc3 = has_lc3 || name == "encoder.layers.0.self_attn.pos.lc3";
+  CHECK(has_lc3);
+  // Truncate it: every command that reads it must fail cleanly, naming it.
+  std::filesystem::resize_file(checkpoint, std::filesystem::file_size(checkpoint) / 2);
+  const auto translated = run_agf("translate --checkpoint " + checkpoint + " < /dev/null");
+  CHECK(translated.status == 1);
+  CHECK_THAT(translated.output, Catch::Contains(checkpoint) && Catch::Contains("truncated"));
+  // A checkpoint of another scheme is not half-loaded into a model.
+  const std::string other = scratch.file("other.safetensors");
+  REQUIRE(run_agf("init --preset tiny --pos agf-m --vocab " + bpe + " --out " + other).status == 0);
+  auto mismatched = agf::train::load_checkpoint(other);
+  mismatched.config.pos = "kerple-log";
+  agf::nn::Transformer kerple(mismatched.config, 1);
+  CHECK_THROWS_WITH(agf::train::load_parameters(kerple, mismatched, other), Catch::Contains("pos.r1"));
+}
+
+TEST_CASE("bad training flags and inputs give clear errors", "[train][cli][errors]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = prepare_fixture(scratch);
+  const auto bad_scheme = run_agf("train --data " + data + " --out " + scratch.file("a") + " --pos gravity");
+  CHECK(bad_scheme.status == 1);
+  CHECK_THAT(bad_scheme.output, Catch::Contains("unknown positional scheme 'gravity'"));
+  const auto bad_pcmv = run_agf("train --data " + data + " --out " + scratch.file("b") + " --pos rope --pcmv");
+  CHECK(bad_pcmv.status == 1);
+  CHECK_THAT(bad_pcmv.output, Catch::Contains("--pcmv applies to coefficient schemes"));
+  const auto bad_preset = run_agf("train --data " + data + " --out " + scratch.file("c") + " --preset huge");
+  CHECK(bad_preset.status == 1);
+  CHECK_THAT(bad_preset.output, Catch::Contains("unknown preset 'huge'"));
+  const auto bad_number = run_agf("train --data " + data + " --out " + scratch.file("d") + " --max-steps -3");
+  CHECK(bad_number.status == 2);
+  const auto no_data = run_agf("train --data " + scratch.file("nowhere") + " --out " + scratch.file("e"));
+  CHECK(no_data.status == 2);
+  CHECK_THAT(no_data.output, Catch::Contains("nowhere"));
+  const auto missing_split = run_agf("train --data " + scratch.path().string() + " --out " + scratch.file("f"));
+  CHECK(missing_split.status == 1);
+  CHECK_THAT(missing_split.output, Catch::Contains("train.bin is missing in --data"));
+}

@@ -1,0 +1,49 @@
+// agf eval: token accuracy, loss, perplexity and BLEU of a checkpoint on a split of a prepared dataset.
+#include <fmt/core.h>
+
+#include <filesystem>
+
+#include "data/bpe_codec.h"
+#include "tools/agf/command.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+
+namespace {
+
+struct EvalFlags {
+  std::string checkpoint, data, split = "valid";
+  int64_t bleu_sentences = -1;  // -1: the whole split
+  int beam = 1;
+  uint64_t max_tokens = 4096;
+};
+
+void run_eval(const EvalFlags& flags) {
+  auto loaded = agf::train::load_model(flags.checkpoint);
+  AGF_CHECK(loaded.bpe.vocab_size() > 0, "{}: the checkpoint carries no BPE model", flags.checkpoint);
+  const std::string path = (std::filesystem::path(flags.data) / (flags.split + ".bin")).string();
+  AGF_CHECK(std::filesystem::exists(path), "eval: {} does not exist (splits come from `agf corpus prepare`)", path);
+  const auto dataset = agf::data::TokenDataset::open(path, loaded.bpe.hash());
+  const agf::data::BpeCodec codec(loaded.bpe);
+  agf::train::EvaluationOptions options;
+  options.max_tokens = flags.max_tokens;
+  options.bleu_sentences = flags.bleu_sentences < 0 ? static_cast<int64_t>(dataset.size()) : flags.bleu_sentences;
+  options.decode.beam = flags.beam;
+  const auto result = agf::train::evaluate(*loaded.model, dataset, codec, options);
+  fmt::print("split {} ({} pairs, {} target tokens)\n", flags.split, dataset.size(), result.target_tokens);
+  fmt::print("token accuracy {:.2f}%\nloss {:.4f}\nnll {:.4f}\nperplexity {:.2f}\n", result.token_accuracy, result.loss,
+             result.nll, result.perplexity);
+  if (result.bleu_sentences > 0) fmt::print("{} ({} sentences)\n", result.bleu.to_string(), result.bleu_sentences);
+}
+
+const agf::cli::Registration registration{"eval", "Token accuracy, loss and BLEU of a checkpoint on a dataset split", [](CLI::App& command) {
+  auto flags = std::make_shared<EvalFlags>();
+  command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint (.safetensors)")->required()->check(CLI::ExistingFile);
+  command.add_option("--data", flags->data, "Prepared dataset folder")->required()->check(CLI::ExistingDirectory);
+  command.add_option("--split", flags->split, "valid, test, or any SPLIT.bin in --data")->capture_default_str();
+  command.add_option("--bleu-sentences", flags->bleu_sentences, "Sentences translated for BLEU (default: all; 0: none)");
+  command.add_option("--beam", flags->beam, "Beam size of the translations (1: greedy)")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--max-tokens", flags->max_tokens, "Padded token slots per batch")->capture_default_str()->check(CLI::PositiveNumber);
+  command.callback([flags] { run_eval(*flags); });
+}};
+
+}  // namespace

@@ -1,0 +1,51 @@
+// agf train: train a model on a prepared dataset (train/trainer.h).
+#include <fmt/core.h>
+#include <omp.h>
+
+#include "tools/agf/command.h"
+#include "tools/agf/model_flags.h"
+#include "train/trainer.h"
+
+namespace {
+
+struct TrainFlags {
+  agf::cli::ModelFlags model;
+  agf::train::TrainOptions options;
+  int threads = 0;
+};
+
+const agf::cli::Registration registration{"train", "Train a translation model (writes RUN/metrics.jsonl and RUN/checkpoints/)",
+  [](CLI::App& command) {
+    auto flags = std::make_shared<TrainFlags>();
+    auto& o = flags->options;
+    command.add_option("--data", o.data_dir, "Prepared dataset folder (agf corpus prepare --out)")->required()->check(CLI::ExistingDirectory);
+    command.add_option("--out", o.out_dir, "Run folder")->required();
+    flags->model.add_to(command);
+    command.add_option("--max-steps", o.max_steps, "Optimizer updates in the whole run (counting resumed ones)")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--max-minutes", o.max_minutes, "Stop after this much training time, with a checkpoint (0: no limit)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    command.add_option("--max-tokens", o.max_tokens, "Padded token slots per batch")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--update-freq", o.update_freq, "Batches accumulated per update")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--warmup", o.warmup, "Warmup steps of the inverse-square-root schedule")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    command.add_option("--label-smoothing", o.label_smoothing, "ε of the label-smoothed loss")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+    command.add_option("--valid-every", o.valid_every, "Validate and checkpoint every N steps")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU (0: none)")->capture_default_str()->check(CLI::NonNegativeNumber);
+    command.add_option("--keep-last", o.keep_last, "Step checkpoints to keep (best.safetensors is kept besides)")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--log-every", o.log_every, "Progress line every N steps when stderr is not a terminal")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--seed", o.seed, "Seed of parameters, data order and dropout")->capture_default_str();
+    command.add_flag("--resume", o.resume, "Continue the run in --out from its latest checkpoint");
+    command.add_flag("--quiet", o.quiet, "No progress output");
+    command.add_option("--threads", flags->threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
+    command.callback([flags] {
+      if (flags->threads > 0) omp_set_num_threads(flags->threads);
+      flags->options.model = flags->model.config(1);  // the vocabulary size comes from the data
+      const auto summary = agf::train::train(flags->options);
+      fmt::print("steps {}  loss {:.4f}  valid loss {:.4f}  token accuracy {:.2f}%  BLEU {:.2f}  {:.0f} target tokens/s\n",
+                 summary.steps, summary.last_loss, summary.valid_loss, summary.token_accuracy, summary.bleu,
+                 summary.target_tokens_per_second);
+      if (!summary.last_checkpoint.empty()) fmt::print("checkpoint {}\n", summary.last_checkpoint);
+    });
+  }};
+
+}  // namespace
