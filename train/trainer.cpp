@@ -140,6 +140,7 @@ TrainSummary train(const TrainOptions& options) {
   // ---- checkpoints and validation ----
   const std::string bpe_json = bpe.to_json();
   TrainSummary summary;
+  summary.parameters = model.parameter_count();
   auto write_checkpoint = [&](const std::string& path) {
     state.epoch = sampler.position().epoch;
     state.batch = sampler.position().batch;

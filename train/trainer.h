@@ -33,6 +33,7 @@ struct TrainOptions {
 
 struct TrainSummary {
   int64_t steps = 0;
+  int64_t parameters = 0;
   double last_loss = 0;
   double valid_loss = 0, token_accuracy = 0, bleu = 0;
   double target_tokens_per_second = 0;

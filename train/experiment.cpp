@@ -1,0 +1,189 @@
+#include "train/experiment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "train/curve_fit.h"
+
+namespace fs = std::filesystem;
+
+namespace agf::train {
+
+namespace {
+
+struct RunResult {
+  std::string label;
+  uint64_t seed = 0;
+  double token_accuracy = 0, bleu = 0, valid_loss = 0, tokens_per_second = 0;
+  int64_t parameters = 0, steps = 0;
+  std::vector<double> curve_steps, curve_accuracy;  // validation curve
+};
+
+fs::path run_folder(const fs::path& grid, const std::string& label, uint64_t seed) {
+  return grid / "runs" / label / fmt::format("seed{}", seed);
+}
+
+// Reads a finished run's summary.json and its validation curve from metrics.jsonl.
+RunResult read_run(const fs::path& folder) {
+  std::ifstream summary_file(folder / "summary.json");
+  const auto summary = nlohmann::json::parse(summary_file);
+  RunResult result;
+  result.label = summary.at("label");
+  result.seed = summary.at("seed");
+  result.token_accuracy = summary.at("token_accuracy");
+  result.bleu = summary.at("bleu");
+  result.valid_loss = summary.at("valid_loss");
+  result.tokens_per_second = summary.at("tokens_per_second");
+  result.parameters = summary.at("parameters");
+  result.steps = summary.at("steps");
+  std::ifstream metrics(folder / "metrics.jsonl");
+  for (std::string line; std::getline(metrics, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.at("split") != "valid") continue;
+    result.curve_steps.push_back(record.at("step").get<double>());
+    result.curve_accuracy.push_back(record.at("token_accuracy").get<double>());
+  }
+  return result;
+}
+
+// Trains one run to completion (resuming it when a previous attempt was interrupted).
+RunResult run_one(const ExperimentOptions& options, const std::string& label, uint64_t seed) {
+  const fs::path folder = run_folder(options.base.out_dir, label, seed);
+  if (fs::exists(folder / "summary.json")) return read_run(folder);
+  TrainOptions train_options = options.base;
+  train_options.out_dir = folder.string();
+  train_options.seed = seed;
+  train_options.resume = true;  // a no-op for a fresh folder
+  apply_scheme_label(label, train_options.model);
+  fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
+  const TrainSummary summary = train(train_options);
+  AGF_CHECK(!summary.interrupted || options.base.max_minutes > 0, "experiment: {} seed {} was interrupted; run the "
+            "same command again to resume", label, seed);
+  const nlohmann::json record{{"label", label}, {"seed", seed}, {"token_accuracy", summary.token_accuracy},
+                              {"bleu", summary.bleu}, {"valid_loss", summary.valid_loss},
+                              {"tokens_per_second", summary.target_tokens_per_second},
+                              {"parameters", summary.parameters}, {"steps", summary.steps}};
+  std::ofstream(folder / "summary.json") << record.dump(2) << '\n';
+  return read_run(folder);
+}
+
+struct Aggregate {
+  double mean = 0, spread = 0;  // spread: sample standard deviation (0 for one seed)
+};
+
+Aggregate aggregate(const std::vector<double>& values) {
+  Aggregate result;
+  for (double v : values) result.mean += v / static_cast<double>(values.size());
+  if (values.size() > 1) {
+    double squares = 0;
+    for (double v : values) squares += (v - result.mean) * (v - result.mean);
+    result.spread = std::sqrt(squares / static_cast<double>(values.size() - 1));
+  }
+  return result;
+}
+
+std::string format_mean(const std::vector<double>& values, int decimals) {
+  const Aggregate a = aggregate(values);
+  if (values.size() < 2) return fmt::format("{:.{}f}", a.mean, decimals);
+  return fmt::format("{:.{}f} ± {:.{}f}", a.mean, decimals, a.spread, decimals);
+}
+
+}  // namespace
+
+std::vector<std::string> paper_grid() {
+  return {"vanilla", "agf-b", "agf-b+pcmv", "agf-m+pcmv", "agf-f+pcmv", "alibi",
+          "alibi-mult+pcmv", "rope", "t5", "kerple-log", "agf-m+pcmv+abs-pe"};
+}
+
+void apply_scheme_label(const std::string& label, nn::TransformerConfig& config) {
+  const std::string scheme = label.substr(0, label.find('+'));
+  config.pos = scheme == "vanilla" ? "sinusoidal" : scheme;
+  config.pcmv = label.find("+pcmv") != std::string::npos;
+  config.abs_pe = label.find("+abs-pe") != std::string::npos;
+  for (std::size_t at = label.find('+'); at != std::string::npos; at = label.find('+', at + 1)) {
+    const std::string part = label.substr(at + 1, label.find('+', at + 1) - at - 1);
+    AGF_CHECK(part == "pcmv" || part == "abs-pe", "scheme label '{}': unknown part '+{}' (expected +pcmv or +abs-pe)",
+              label, part);
+  }
+  nn::TransformerConfig checked = config;
+  checked.vocabulary_size = std::max<int64_t>(checked.vocabulary_size, 1);
+  checked.validate();
+}
+
+std::string run_experiment(const ExperimentOptions& options) {
+  const std::vector<std::string> schemes = options.schemes.empty() ? paper_grid() : options.schemes;
+  for (const auto& label : schemes) {
+    nn::TransformerConfig config = options.base.model;
+    apply_scheme_label(label, config);  // validates every label before hours of training
+  }
+  std::map<std::string, std::vector<RunResult>> results;
+  for (const auto& label : schemes) {
+    for (int s = 0; s < options.seeds; ++s) results[label].push_back(run_one(options, label, options.base.seed + s));
+  }
+  // Extra seeds for the best schemes.
+  std::vector<std::string> ranked = schemes;
+  auto mean_accuracy = [&](const std::string& label) {
+    std::vector<double> values;
+    for (const auto& run : results[label]) values.push_back(run.token_accuracy);
+    return aggregate(values).mean;
+  };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
+  for (int i = 0; i < std::min<int>(options.best_count, static_cast<int>(ranked.size())); ++i) {
+    for (int s = options.seeds; s < options.best_seeds; ++s) {
+      results[ranked[i]].push_back(run_one(options, ranked[i], options.base.seed + s));
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
+
+  // ---- results.md ----
+  const auto& base = options.base;
+  std::string text = "# Results: the paper's comparison on this corpus\n\n";
+  text += fmt::format("Preset `{}`, {} steps of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
+                      "validation every {} steps; data `{}`. Token accuracy (SPEC §6) and BLEU on the validation "
+                      "split, mean ± sample standard deviation over seeds. `a, b, c`: the fit "
+                      "`acc(t) = a - b·t^(-c)` of the mean validation curve; `a` is its extrapolated ceiling.\n\n",
+                      base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup,
+                      base.valid_every, base.data_dir);
+  text += "| scheme | seeds | token accuracy % | BLEU | valid loss | parameters | target tokens/s | fit a | fit b | fit c |\n";
+  text += "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& label : ranked) {
+    const auto& runs = results[label];
+    std::vector<double> accuracy, bleu, loss, speed;
+    for (const auto& run : runs) {
+      accuracy.push_back(run.token_accuracy);
+      bleu.push_back(run.bleu);
+      loss.push_back(run.valid_loss);
+      speed.push_back(run.tokens_per_second);
+    }
+    // The mean curve over seeds (runs share validation steps), then its fit.
+    std::string fit_columns = "— | — | —";
+    const auto& steps = runs.front().curve_steps;
+    if (steps.size() >= 3) {
+      std::vector<double> mean_curve(steps.size(), 0.0);
+      bool aligned = true;
+      for (const auto& run : runs) {
+        aligned = aligned && run.curve_steps == steps;
+        for (std::size_t i = 0; aligned && i < steps.size(); ++i) mean_curve[i] += run.curve_accuracy[i] / runs.size();
+      }
+      if (aligned) {
+        const PowerLawFit fit = fit_power_law(steps, mean_curve);
+        fit_columns = fmt::format("{:.2f} | {:.3g} | {:.3f}", fit.a, fit.b, fit.c);
+      }
+    }
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {:.0f} | {} |\n", label, runs.size(), format_mean(accuracy, 2),
+                        format_mean(bleu, 2), format_mean(loss, 3), runs.front().parameters, aggregate(speed).mean,
+                        fit_columns);
+  }
+  fs::create_directories(base.out_dir);
+  std::ofstream(fs::path(base.out_dir) / "results.md") << text;
+  return text;
+}
+
+}  // namespace agf::train
