@@ -3,8 +3,10 @@
 // Where the coefficient does not depend on the feature j (none, rope, bias schemes, agf-b, agf-m,
 // alibi-mult), every product with dk in it is an Eigen GEMM and the positional term is one gathered
 // multiply or add per (m, n). agf-f (LC3, a coefficient per feature) cannot factor out, so its products
-// are direct loops over (m, n, j) that read the row C(δ, h, D, :) of the table — a [B,H,T,T,dk] tensor is
-// never built. Hot loops allocate nothing: each thread owns its scratch for the whole call.
+// are direct loops over (m, n, j) that read the table row C(δ, h, D, :) — a [B,H,T,T,dk] tensor is never
+// built — shaped so the vectorized index is innermost and the sums stay in registers (sum_over_features,
+// sum_over_pairs, and a sweep along the diagonals |m - n| = D for ∂L/∂C). Hot loops allocate nothing: each
+// thread owns its scratch for the whole call.
 //
 // The formulas, with the names used here (P, s, a, a', W, ga, gs, gC), are derived in docs/agf-backprop.md.
 #include <omp.h>
@@ -252,7 +254,6 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
   const ConstMatrixMap<T> Kmat(K.k + K.k_layout.offset(b, h), N, dk, Eigen::OuterStride<>(K.k_layout.row_stride));
   const ConstMatrixMap<T> V(K.v + K.v_layout.offset(b, h), N, dk, Eigen::OuterStride<>(K.v_layout.row_stride));
   const T* q = K.q + K.q_layout.offset(b, h);
-  const T* k = K.k + K.k_layout.offset(b, h);
   const T* v = K.v + K.v_layout.offset(b, h);
   T* a = K.weights + K.head_offset(b, h);
   const T* before = K.before(h);
