@@ -195,21 +195,30 @@ struct Accumulator {
 };
 
 // out[n] = Σ_j x[j] · e_j[shift + n] · yt_j[n]  for n < count;  e_j = expanded + j·e_stride, yt_j = yt + j·y_stride.
+// Entries count <= n < capacity may be written too (a whole block is cheaper than a ragged one; callers
+// overwrite them); yt and the expanded rows must be readable up to capacity.
 template <class T>
 void sum_over_features(const T* x, const T* expanded, int64_t e_stride, int64_t shift, const T* yt, int64_t y_stride,
-                       int64_t dk, int64_t count, T* out) {
+                       int64_t dk, int64_t count, int64_t capacity, T* out) {
   constexpr int64_t width = Accumulator<T>::kWidth;
   int64_t nb = 0;
-  for (; nb + width <= count; nb += width) {
+  for (; nb < count && nb + width <= capacity; nb += width) {
     Accumulator<T> acc;
     for (int64_t j = 0; j < dk; ++j) acc.add(x[j], expanded + j * e_stride + shift + nb, yt + j * y_stride + nb);
     acc.store(out + nb);
   }
-  for (int64_t n = nb; n < count; ++n) {  // the tail, one key at a time
-    T total = 0;
-    for (int64_t j = 0; j < dk; ++j) total += x[j] * expanded[j * e_stride + shift + n] * yt[j * y_stride + n];
-    out[n] = total;
+  if (nb >= count) return;
+  // the ragged end of the row: the same sums, vectorized over the remaining keys
+  const int64_t length = count - nb;
+  T acc[width] = {};
+  for (int64_t j = 0; j < dk; ++j) {
+    const T xj = x[j];
+    const T* e = expanded + j * e_stride + shift + nb;
+    const T* y = yt + j * y_stride + nb;
+#pragma omp simd
+    for (int64_t i = 0; i < length; ++i) acc[i] += xj * e[i] * y[i];
   }
+  for (int64_t i = 0; i < length; ++i) out[nb + i] = acc[i];
 }
 
 // out[j] = Σ_{i < count} w_i · c_i[j] · y_i[j], where term(i, w, c, y) sets the weight and the two rows of term i;
@@ -283,7 +292,7 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
       const int64_t end = K.visible_end(b, m);
       T* s = a + m * N;
       sum_over_features(q + m * K.q_layout.row_stride, K.expanded_row(h, 0), K.expanded_stride, K.g.distances - 1 - m,
-                        kt, N, dk, end, s);
+                        kt, N, dk, end, N, s);
       for (int64_t n = 0; n < end; ++n) s[n] *= K.scale;
       softmax_visible(s, end, N);
     }
@@ -402,7 +411,7 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
     MatrixMap<T>(vt, dk, N, Eigen::OuterStride<>(N)) = V.transpose();
     for (int64_t m = 0; m < M; ++m) {
       sum_over_features(g + m * G.grad_layout.row_stride, K.expanded_row(h, 0), K.expanded_stride,
-                        K.g.distances - 1 - m, vt, N, dk, K.visible_end(b, m), ga + m * N);
+                        K.g.distances - 1 - m, vt, N, dk, K.visible_end(b, m), N, ga + m * N);
     }
     for (int64_t n = 0; n < N; ++n) {
       sum_over_pairs<T>(dk, M, [&](int64_t m, T& weight, const T*& c, const T*& y) {
