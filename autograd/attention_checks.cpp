@@ -123,8 +123,8 @@ std::vector<OpCheckRegistration> register_configurations() {
         const AttentionCheckCase c = base_case(scheme, pcmv, causal);
         registrations.emplace_back(
             attention_check_name(scheme, pcmv, causal),
-            fmt::format("{} {}{} attention, B=2 H=2 T=4 dk=4 L=3, unpadded and padded", ops::scheme_name(scheme),
-                        causal ? "causal" : "bidirectional", pcmv ? " with PCM-V" : ""),
+            fmt::format("{}{} attention, {}, B=2 H=2 T=4 dk=4 L=3, unpadded and padded", ops::scheme_name(scheme),
+                        pcmv ? " + PCM-V" : "", causal ? "causal" : "bidirectional"),
             [c] {
               AttentionCheckCase padded = c;
               padded.key_lengths = {4, 2};

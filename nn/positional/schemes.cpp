@@ -60,7 +60,11 @@ T5RelativeBias::T5RelativeBias(const PositionalConfig& config, DType dtype, cons
   }
 }
 
-PositionalVariables T5RelativeBias::variables() const { return {.t5_table = table_}; }
+PositionalVariables T5RelativeBias::variables() const {
+  PositionalVariables v;
+  v.t5_table = table_;
+  return v;
+}
 
 // ---- kerple --------------------------------------------------------------------------------------------------
 
@@ -72,6 +76,18 @@ KerpleLog::KerpleLog(const PositionalConfig& config, DType dtype) : PositionalEn
 KerplePower::KerplePower(const PositionalConfig& config, DType dtype) : PositionalEncoding(config) {
   r1_ = register_parameter("r1", Tensor::ones({config.heads}, dtype));
   r2_ = register_parameter("r2", Tensor::ones({config.heads}, dtype));
+}
+
+PositionalVariables KerpleLog::variables() const {
+  PositionalVariables v;
+  v.r1 = r1_, v.r2 = r2_;
+  return v;
+}
+
+PositionalVariables KerplePower::variables() const {
+  PositionalVariables v;
+  v.r1 = r1_, v.r2 = r2_;
+  return v;
 }
 
 // ---- agf -----------------------------------------------------------------------------------------------------
@@ -89,7 +105,9 @@ GravitationalCoefficient::GravitationalCoefficient(const PositionalConfig& confi
 }
 
 PositionalVariables GravitationalCoefficient::variables() const {
-  return {.G = G_, .rho = rho_, .k = k_, .lc2 = lc2_, .lc3 = lc3_};
+  PositionalVariables v;
+  v.G = G_, v.rho = rho_, v.k = k_, v.lc2 = lc2_, v.lc3 = lc3_;
+  return v;
 }
 
 }  // namespace agf::nn

@@ -50,7 +50,7 @@ class T5BiasTable : public Module {
 class KerpleLog : public PositionalEncoding {
  public:
   KerpleLog(const PositionalConfig& config, DType dtype);
-  PositionalVariables variables() const override { return {.r1 = r1_, .r2 = r2_}; }
+  PositionalVariables variables() const override;
 
  private:
   Variable r1_, r2_;
@@ -58,7 +58,7 @@ class KerpleLog : public PositionalEncoding {
 class KerplePower : public PositionalEncoding {
  public:
   KerplePower(const PositionalConfig& config, DType dtype);
-  PositionalVariables variables() const override { return {.r1 = r1_, .r2 = r2_}; }
+  PositionalVariables variables() const override;
 
  private:
   Variable r1_, r2_;

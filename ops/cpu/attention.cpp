@@ -3,8 +3,10 @@
 // Where the coefficient does not depend on the feature j (none, rope, bias schemes, agf-b, agf-m,
 // alibi-mult), every product with dk in it is an Eigen GEMM and the positional term is one gathered
 // multiply or add per (m, n). agf-f (LC3, a coefficient per feature) cannot factor out, so its products
-// are direct loops over (m, n, j) that read the row C(δ, h, D, :) of the table — a [B,H,T,T,dk] tensor is
-// never built. Hot loops allocate nothing: each thread owns its scratch for the whole call.
+// are direct loops over (m, n, j) that read the table row C(δ, h, D, :) — a [B,H,T,T,dk] tensor is never
+// built — shaped so the vectorized index is innermost and the sums stay in registers (sum_over_features,
+// sum_over_pairs, and a sweep along the diagonals |m - n| = D for ∂L/∂C). Hot loops allocate nothing: each
+// thread owns its scratch for the whole call.
 //
 // The formulas, with the names used here (P, s, a, a', W, ga, gs, gC), are derived in docs/agf-backprop.md.
 #include <omp.h>
@@ -12,6 +14,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -53,8 +56,8 @@ struct HeadLayout {
 };
 
 // A fresh [B, H, T, dk] tensor laid out in memory as [B, T, H, dk] (see AttentionForward::output).
-Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DType dtype, bool zero) {
-  const Tensor storage = zero ? Tensor::zeros({B, T, H, dk}, dtype) : Tensor::empty({B, T, H, dk}, dtype);
+Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DType dtype) {
+  const Tensor storage = Tensor::empty({B, T, H, dk}, dtype);
   return storage.permute({0, 2, 1, 3});
 }
 
@@ -108,6 +111,10 @@ struct Kernel {
   T scale = 0;  // 1/√dk
   std::vector<int64_t> lengths;
   std::vector<T> table;  // [2, H, distances, width]
+  // agf-f only: the table of head h re-laid out as E[h, j, t] with t = n - m + distances - 1, so that along
+  // a row of the score matrix (n = 0, 1, ...) the coefficient of feature j is contiguous in memory.
+  std::vector<T> expanded;
+  int64_t expanded_stride = 0;  // 2·distances - 1
 
   const T *q = nullptr, *k = nullptr, *v = nullptr;
   HeadLayout q_layout{0, 0, 0}, k_layout{0, 0, 0}, v_layout{0, 0, 0};
@@ -129,6 +136,7 @@ struct Kernel {
   static const T* entry(const T* before, const T* after, int64_t m, int64_t n, int64_t width) {
     return n <= m ? before + (m - n) * width : after + (n - m) * width;
   }
+  const T* expanded_row(int64_t h, int64_t j) const { return expanded.data() + (h * g.head_dim + j) * expanded_stride; }
   int64_t direction_distance_index(int64_t m, int64_t n) const {  // index of (δ, D) in a per-head [2, distances]
     return n <= m ? (m - n) : g.distances + (n - m);
   }
@@ -151,16 +159,110 @@ void softmax_visible(T* row, int64_t end, int64_t keys) {
   for (int64_t n = end; n < keys; ++n) row[n] = 0;
 }
 
+// ---- the agf-f products, vectorized without a [T, T, dk] tensor -------------------------------------------------
+//
+// Every agf-f product is Σ over one index of a three-factor product x·C·y. Two loop shapes cover them, both with
+// the vectorized index innermost and the accumulators in registers (no horizontal sums, no read-modify-write of
+// memory per pair):
+//   "along a row"    out[n] = Σ_j x[j] · E[j, n + shift] · yᵀ[j, n]      (sums over the feature j)
+//   "over pairs"     out[j] = Σ_i w_i · C_i[j] · y_i[j]                  (sums over keys, queries or a diagonal)
+
+// Four SIMD registers of accumulators (64 floats or 32 doubles), as GCC vector types so that they stay in
+// registers across the loop over pairs (a plain array was spilled to the stack on every iteration).
+template <class T>
+struct Accumulator {
+  typedef T Vector __attribute__((vector_size(64)));
+  static constexpr int64_t kLanes = 64 / sizeof(T);
+  static constexpr int64_t kWidth = 4 * kLanes;
+  Vector part[4] = {};
+
+  static Vector load(const T* p) {
+    Vector v;
+    std::memcpy(&v, p, sizeof(Vector));
+    return v;
+  }
+  // acc += w · c · y over kWidth consecutive elements
+  void add(T w, const T* c, const T* y) {
+    for (int r = 0; r < 4; ++r) part[r] += w * load(c + r * kLanes) * load(y + r * kLanes);
+  }
+  // acc += w · c · y + u · x · z
+  void add2(T w, const T* c, const T* y, T u, const T* x, const T* z) {
+    for (int r = 0; r < 4; ++r) {
+      part[r] += w * load(c + r * kLanes) * load(y + r * kLanes) + u * load(x + r * kLanes) * load(z + r * kLanes);
+    }
+  }
+  void store(T* out) const { std::memcpy(out, part, sizeof(part)); }
+};
+
+// out[n] = Σ_j x[j] · e_j[shift + n] · yt_j[n]  for n < count;  e_j = expanded + j·e_stride, yt_j = yt + j·y_stride.
+// Entries count <= n < capacity may be written too (a whole block is cheaper than a ragged one; callers
+// overwrite them); yt and the expanded rows must be readable up to capacity.
+template <class T>
+void sum_over_features(const T* x, const T* expanded, int64_t e_stride, int64_t shift, const T* yt, int64_t y_stride,
+                       int64_t dk, int64_t count, int64_t capacity, T* out) {
+  constexpr int64_t width = Accumulator<T>::kWidth;
+  int64_t nb = 0;
+  for (; nb < count && nb + width <= capacity; nb += width) {
+    Accumulator<T> acc;
+    for (int64_t j = 0; j < dk; ++j) acc.add(x[j], expanded + j * e_stride + shift + nb, yt + j * y_stride + nb);
+    acc.store(out + nb);
+  }
+  if (nb >= count) return;
+  // the ragged end of the row: the same sums, vectorized over the remaining keys
+  const int64_t length = count - nb;
+  T acc[width] = {};
+  for (int64_t j = 0; j < dk; ++j) {
+    const T xj = x[j];
+    const T* e = expanded + j * e_stride + shift + nb;
+    const T* y = yt + j * y_stride + nb;
+#pragma omp simd
+    for (int64_t i = 0; i < length; ++i) acc[i] += xj * e[i] * y[i];
+  }
+  for (int64_t i = 0; i < length; ++i) out[nb + i] = acc[i];
+}
+
+// out[j] = Σ_{i < count} w_i · c_i[j] · y_i[j], where term(i, w, c, y) sets the weight and the two rows of term i;
+// terms with w = 0 (masked pairs, dropped weights) are skipped.
+template <class T, class Term>
+void sum_over_pairs(int64_t dk, int64_t count, Term term, T* out) {
+  constexpr int64_t width = Accumulator<T>::kWidth;
+  int64_t jb = 0;
+  for (; jb + width <= dk; jb += width) {
+    Accumulator<T> acc;
+    for (int64_t i = 0; i < count; ++i) {
+      T w;
+      const T *c, *y;
+      term(i, w, c, y);
+      if (w != T(0)) acc.add(w, c + jb, y + jb);
+    }
+    acc.store(out + jb);
+  }
+  if (jb == dk) return;
+  for (int64_t j = jb; j < dk; ++j) out[j] = 0;  // the tail features
+  for (int64_t i = 0; i < count; ++i) {
+    T w;
+    const T *c, *y;
+    term(i, w, c, y);
+    for (int64_t j = jb; j < dk; ++j) out[j] += w * c[j] * y[j];
+  }
+}
+
 // ---- forward of one (b, h) ------------------------------------------------------------------------------------
 
+// Per-thread scratch of the forward.
 template <class T>
-void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLayout& out_layout, T* scratch) {
+struct ForwardScratch {
+  std::vector<T> x;           // [M, N]   a' ⊙ C (PCM-V, scalar coefficient)
+  std::vector<T> transposed;  // [dk, N]  kᵀ (agf-f)
+};
+
+template <class T>
+void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLayout& out_layout, ForwardScratch<T>& S) {
   const int64_t M = K.g.queries, N = K.g.keys, dk = K.g.head_dim, width = K.g.width;
   const ConstMatrixMap<T> Q(K.q + K.q_layout.offset(b, h), M, dk, Eigen::OuterStride<>(K.q_layout.row_stride));
   const ConstMatrixMap<T> Kmat(K.k + K.k_layout.offset(b, h), N, dk, Eigen::OuterStride<>(K.k_layout.row_stride));
   const ConstMatrixMap<T> V(K.v + K.v_layout.offset(b, h), N, dk, Eigen::OuterStride<>(K.v_layout.row_stride));
   const T* q = K.q + K.q_layout.offset(b, h);
-  const T* k = K.k + K.k_layout.offset(b, h);
   const T* v = K.v + K.v_layout.offset(b, h);
   T* a = K.weights + K.head_offset(b, h);
   const T* before = K.before(h);
@@ -183,19 +285,15 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
       softmax_visible(s, end, N);
     }
   } else {
-    // agf-f: s[m,n] = (1/√dk)·Σ_j q[m,j]·k[n,j]·C(δ,h,D,j)
+    // agf-f: s[m,n] = (1/√dk)·Σ_j q[m,j]·C(δ,h,D,j)·k[n,j], summed along the row with kᵀ and the expanded table
+    T* kt = S.transposed.data();
+    MatrixMap<T>(kt, dk, N, Eigen::OuterStride<>(N)) = Kmat.transpose();
     for (int64_t m = 0; m < M; ++m) {
       const int64_t end = K.visible_end(b, m);
       T* s = a + m * N;
-      const T* q_row = q + m * K.q_layout.row_stride;
-      for (int64_t n = 0; n < end; ++n) {
-        const T* c = Kernel<T>::entry(before, after, m, n, width);
-        const T* k_row = k + n * K.k_layout.row_stride;
-        T dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < dk; ++j) dot += q_row[j] * k_row[j] * c[j];
-        s[n] = K.scale * dot;
-      }
+      sum_over_features(q + m * K.q_layout.row_stride, K.expanded_row(h, 0), K.expanded_stride, K.g.distances - 1 - m,
+                        kt, N, dk, end, N, s);
+      for (int64_t n = 0; n < end; ++n) s[n] *= K.scale;
       softmax_visible(s, end, N);
     }
   }
@@ -222,23 +320,18 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
     // X = a' ⊙ C, then o = X·v
     for (int64_t m = 0; m < M; ++m) {
       const int64_t end = K.visible_end(b, m);
-      for (int64_t n = 0; n < end; ++n) scratch[m * N + n] = w[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
-      for (int64_t n = end; n < N; ++n) scratch[m * N + n] = 0;
+      for (int64_t n = 0; n < end; ++n) S.x[m * N + n] = w[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
+      for (int64_t n = end; n < N; ++n) S.x[m * N + n] = 0;
     }
-    O.noalias() = ConstMatrixMap<T>(scratch, M, N, Eigen::OuterStride<>(N)) * V;
+    O.noalias() = ConstMatrixMap<T>(S.x.data(), M, N, Eigen::OuterStride<>(N)) * V;
   } else {
     // agf-f: o[m,j] = Σ_n a'[m,n]·C(δ,h,D,j)·v[n,j]
     for (int64_t m = 0; m < M; ++m) {
-      const int64_t end = K.visible_end(b, m);
-      T* o_row = out + out_layout.offset(b, h) + m * out_layout.row_stride;
-      for (int64_t j = 0; j < dk; ++j) o_row[j] = 0;
-      for (int64_t n = 0; n < end; ++n) {
-        const T weight = w[m * N + n];
-        const T* c = Kernel<T>::entry(before, after, m, n, width);
-        const T* v_row = v + n * K.v_layout.row_stride;
-#pragma omp simd
-        for (int64_t j = 0; j < dk; ++j) o_row[j] += weight * c[j] * v_row[j];
-      }
+      sum_over_pairs<T>(dk, K.visible_end(b, m), [&](int64_t n, T& weight, const T*& c, const T*& y) {
+        weight = w[m * N + n];
+        c = Kernel<T>::entry(before, after, m, n, width);
+        y = v + n * K.v_layout.row_stride;
+      }, out + out_layout.offset(b, h) + m * out_layout.row_stride);
     }
   }
 }
@@ -259,6 +352,7 @@ struct BackwardScratch {
   std::vector<T> x;          // [M, N]  W = a' ⊙ C (PCM-V, scalar coefficient)
   std::vector<T> ga;         // [M, N]  ∂L/∂a', then ∂L/∂s, then ∂L/∂P
   std::vector<T> head_grad;  // [2, distances, width]  ∂L/∂table of this head
+  std::vector<T> transposed; // [dk, N]  vᵀ (agf-f with PCM-V)
 };
 
 template <class T>
@@ -310,25 +404,21 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
     }
   } else {
     // agf-f: o[m,j] = Σ_n a'[m,n]·C[j]·v[n,j]
-    //   ∂L/∂a'[m,n] = Σ_j g[m,j]·C[j]·v[n,j],  ∂L/∂v[n,j] += a'·C[j]·g[m,j],  ∂L/∂C[j] += a'·g[m,j]·v[n,j]
+    //   ∂L/∂a'[m,n] = Σ_j g[m,j]·C[j]·v[n,j]   (along each row, with vᵀ and the expanded table)
+    //   ∂L/∂v[n,j]  = Σ_m a'[m,n]·C[j]·g[m,j]  (over the queries of each key)
+    //   ∂L/∂C[j]   += a'·g[m,j]·v[n,j]          (with the score part, in step 3)
+    T* vt = S.transposed.data();
+    MatrixMap<T>(vt, dk, N, Eigen::OuterStride<>(N)) = V.transpose();
     for (int64_t m = 0; m < M; ++m) {
-      const int64_t end = K.visible_end(b, m);
-      const T* g_row = g + m * G.grad_layout.row_stride;
-      for (int64_t n = 0; n < end; ++n) {
-        const T* c = Kernel<T>::entry(before, after, m, n, width);
-        const T* v_row = v + n * K.v_layout.row_stride;
-        T* gv_row = gv + n * G.gv_layout.row_stride;
-        T* gc = gC + K.direction_distance_index(m, n) * width;
-        const T weight = w[m * N + n];
-        T dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < dk; ++j) {
-          dot += g_row[j] * c[j] * v_row[j];
-          gv_row[j] += weight * c[j] * g_row[j];
-          gc[j] += weight * g_row[j] * v_row[j];
-        }
-        ga[m * N + n] = dot;
-      }
+      sum_over_features(g + m * G.grad_layout.row_stride, K.expanded_row(h, 0), K.expanded_stride,
+                        K.g.distances - 1 - m, vt, N, dk, K.visible_end(b, m), N, ga + m * N);
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      sum_over_pairs<T>(dk, M, [&](int64_t m, T& weight, const T*& c, const T*& y) {
+        weight = w[m * N + n];
+        c = Kernel<T>::entry(before, after, m, n, width);
+        y = g + m * G.grad_layout.row_stride;
+      }, gv + n * G.gv_layout.row_stride);
     }
   }
 
@@ -347,22 +437,60 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
   // 3. through the score
   if (K.use == TableUse::feature_coefficient) {
     // s[m,n] = (1/√dk)·Σ_j q[m,j]·k[n,j]·C[j]
-    //   ∂L/∂q[m,j] += gs·C[j]·k[n,j]/√dk,  ∂L/∂k[n,j] += gs·C[j]·q[m,j]/√dk,  ∂L/∂C[j] += gs·q[m,j]·k[n,j]/√dk
+    //   ∂L/∂q[m,j] = (1/√dk)·Σ_n gs·C[j]·k[n,j],   ∂L/∂k[n,j] = (1/√dk)·Σ_m gs·C[j]·q[m,j]
     for (int64_t m = 0; m < M; ++m) {
-      const int64_t end = K.visible_end(b, m);
-      const T* q_row = q + m * K.q_layout.row_stride;
-      T* gq_row = gq + m * G.gq_layout.row_stride;
-      for (int64_t n = 0; n < end; ++n) {
-        const T gs = K.scale * ga[m * N + n];
-        const T* c = Kernel<T>::entry(before, after, m, n, width);
-        const T* k_row = k + n * K.k_layout.row_stride;
-        T* gk_row = gk + n * G.gk_layout.row_stride;
-        T* gc = gC + K.direction_distance_index(m, n) * width;
-#pragma omp simd
-        for (int64_t j = 0; j < dk; ++j) {
-          gq_row[j] += gs * c[j] * k_row[j];
-          gk_row[j] += gs * c[j] * q_row[j];
-          gc[j] += gs * q_row[j] * k_row[j];
+      sum_over_pairs<T>(dk, K.visible_end(b, m), [&](int64_t n, T& weight, const T*& c, const T*& y) {
+        weight = K.scale * ga[m * N + n];
+        c = Kernel<T>::entry(before, after, m, n, width);
+        y = k + n * K.k_layout.row_stride;
+      }, gq + m * G.gq_layout.row_stride);
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      sum_over_pairs<T>(dk, M, [&](int64_t m, T& weight, const T*& c, const T*& y) {
+        weight = K.scale * ga[m * N + n];
+        c = Kernel<T>::entry(before, after, m, n, width);
+        y = q + m * K.q_layout.row_stride;
+      }, gk + n * G.gk_layout.row_stride);
+    }
+    //   ∂L/∂C(δ,D,j) = Σ over the diagonal |m - n| = D of  (1/√dk)·gs·q[m,j]·k[n,j]  (+ a'·g[m,j]·v[n,j] with PCM-V):
+    //   along a diagonal C is one row, so each (δ, D) is summed in registers and written once.
+    constexpr int64_t block = Accumulator<T>::kWidth;
+    const bool pcmv = K.options.pcmv;
+    for (int64_t direction = 0; direction < 2; ++direction) {
+      for (int64_t distance = direction; distance < K.g.distances; ++distance) {
+        // pairs (m, n) with n = m - D (δ = 0) or n = m + D (δ = 1), inside [0, M) × [0, N)
+        const int64_t first = direction == 0 ? distance : 0;
+        const int64_t last = direction == 0 ? std::min(M, N + distance) : std::min(M, N - distance);
+        if (first >= last) continue;
+        T* gc = gC + (direction * K.g.distances + distance) * width;
+        auto pair = [&](int64_t m, T& score_weight, T& value_weight, int64_t& n) {
+          n = direction == 0 ? m - distance : m + distance;
+          score_weight = K.scale * ga[m * N + n];
+          value_weight = pcmv ? w[m * N + n] : T(0);
+        };
+        int64_t jb = 0;
+        for (; jb + block <= dk; jb += block) {
+          Accumulator<T> acc;
+          for (int64_t m = first; m < last; ++m) {
+            T score_weight, value_weight;
+            int64_t n;
+            pair(m, score_weight, value_weight, n);
+            if (score_weight == T(0) && value_weight == T(0)) continue;
+            acc.add2(score_weight, q + m * K.q_layout.row_stride + jb, k + n * K.k_layout.row_stride + jb, value_weight,
+                     g + m * G.grad_layout.row_stride + jb, v + n * K.v_layout.row_stride + jb);
+          }
+          acc.store(gc + jb);
+        }
+        for (int64_t j = jb; j < dk; ++j) {  // the tail features
+          T total = 0;
+          for (int64_t m = first; m < last; ++m) {
+            T score_weight, value_weight;
+            int64_t n;
+            pair(m, score_weight, value_weight, n);
+            total += score_weight * q[m * K.q_layout.row_stride + j] * k[n * K.k_layout.row_stride + j] +
+                     value_weight * g[m * G.grad_layout.row_stride + j] * v[n * K.v_layout.row_stride + j];
+          }
+          gc[j] = total;
         }
       }
     }
@@ -409,6 +537,23 @@ Kernel<T> make_kernel(const Geometry& g, const AttentionOptions& options, const 
     const std::vector<double> values = table.to_double_vector();
     K.table.assign(values.begin(), values.end());
   }
+  if (K.use == TableUse::feature_coefficient) {
+    // E[h, j, t] = C(δ, h, D, j) with t = n - m + distances - 1: δ = 0, D = distances-1-t for t <= distances-1,
+    // δ = 1, D = t - (distances-1) above.
+    const int64_t distances = g.distances, dk = g.head_dim;
+    K.expanded_stride = 2 * distances - 1;
+    K.expanded.resize(static_cast<std::size_t>(g.heads * dk * K.expanded_stride));
+    for (int64_t h = 0; h < g.heads; ++h) {
+      for (int64_t j = 0; j < dk; ++j) {
+        T* row = K.expanded.data() + (h * dk + j) * K.expanded_stride;
+        for (int64_t t = 0; t < K.expanded_stride; ++t) {
+          const bool after = t > distances - 1;
+          const int64_t distance = after ? t - (distances - 1) : (distances - 1) - t;
+          row[t] = (after ? K.after(h) : K.before(h))[distance * dk + j];
+        }
+      }
+    }
+  }
   K.q = q.data<T>();
   K.k = k.data<T>();
   K.v = v.data<T>();
@@ -443,7 +588,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
   const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
   const Tensor v = unit_stride_rows(v_in);
   const DType dtype = q.dtype();
-  result.output = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, false);
+  result.output = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype);
   result.saved.weights = Tensor::empty({g.batch, g.heads, g.queries, g.keys}, dtype);
   if (options.dropout > 0) result.saved.dropped_weights = Tensor::empty(result.saved.weights.shape(), dtype);
   if (table_use(options.scheme) == TableUse::coefficient) {
@@ -458,10 +603,12 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
     const HeadLayout out_layout(result.output);
 #pragma omp parallel num_threads(threads_for(g))
     {
-      std::vector<T> scratch(static_cast<std::size_t>(options.pcmv ? g.queries * g.keys : 0));
+      ForwardScratch<T> scratch;
+      if (options.pcmv && K.use == TableUse::coefficient) scratch.x.resize(static_cast<std::size_t>(g.queries * g.keys));
+      if (K.use == TableUse::feature_coefficient) scratch.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
 #pragma omp for schedule(static)
       for (int64_t bh = 0; bh < g.batch * g.heads; ++bh) {
-        forward_head(K, bh / g.heads, bh % g.heads, out, out_layout, scratch.data());
+        forward_head(K, bh / g.heads, bh % g.heads, out, out_layout, scratch);
       }
     }
   });
@@ -483,13 +630,11 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
   const Tensor grad = unit_stride_rows(grad_in);
   const DType dtype = q.dtype();
   const TableUse use = table_use(options.scheme);
-  // Feature loops accumulate into their outputs; GEMMs overwrite them.
-  const bool accumulate = use == TableUse::feature_coefficient;
-  const bool accumulate_v = accumulate && options.pcmv;
   AttentionGradients grads;
-  Tensor gq = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, accumulate);
-  Tensor gk = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, accumulate);
-  grads.v = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, accumulate_v);
+  // Every row of every gradient is written (not accumulated) by exactly one (b, h).
+  Tensor gq = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype);
+  Tensor gk = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype);
+  grads.v = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype);
   const int64_t table_entries = 2 * g.distances * g.width;  // per head
   const int threads = threads_for(g);
   std::vector<std::vector<double>> thread_tables(static_cast<std::size_t>(threads));  // ∂L/∂table [H, 2, D, w]
@@ -515,6 +660,7 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
       S.ga.resize(static_cast<std::size_t>(g.queries * g.keys));
       if (options.pcmv && use == TableUse::coefficient) S.x.resize(S.ga.size());
       S.head_grad.resize(static_cast<std::size_t>(table_entries));
+      if (options.pcmv && use == TableUse::feature_coefficient) S.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
       std::vector<double>& table_grad = thread_tables[static_cast<std::size_t>(omp_get_thread_num())];
       if (has_table) table_grad.assign(static_cast<std::size_t>(g.heads * table_entries), 0.0);
 #pragma omp for schedule(static)

@@ -135,3 +135,21 @@ TEST_CASE("fused equals composed on a size that runs the multi-threaded path", "
     }
   }
 }
+
+TEST_CASE("fused equals composed for agf-f on sizes that fill the vector blocks and leave ragged ends", "[attention]") {
+  // f64 blocks are 32 wide: T = 70 keys = 2 blocks + 6, dk = 40 features = 1 block + 8.
+  for (bool causal : {false, true}) {
+    for (bool pcmv : {false, true}) {
+      DYNAMIC_SECTION((causal ? "causal" : "bidirectional") << (pcmv ? " pcmv" : "")) {
+        AttentionCheckCase c = make_case(PositionalScheme::agf_f, pcmv, causal, false);
+        c.batch = 2;
+        c.heads = 2;
+        c.queries = c.keys = 70;
+        c.head_dim = 40;
+        c.options.max_distance = 50;
+        c.key_lengths = {70, 45};
+        check_fused_equals_composed(c);
+      }
+    }
+  }
+}

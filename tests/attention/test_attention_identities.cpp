@@ -363,3 +363,21 @@ TEST_CASE("attention rejects misuse with messages that say what is wrong", "[att
   CHECK_THROWS_WITH(agf::ops::parse_positional_scheme("agf-x"), Catch::Contains("agf-m"));
   CHECK(agf::ops::parse_positional_scheme("kerple-log") == PositionalScheme::kerple_log);
 }
+
+TEST_CASE("agf-f in f32 agrees with f64 on sizes that fill the f32 vector blocks (64) with ragged ends", "[attention]") {
+  for (bool causal : {false, true}) {
+    const Inputs x = inputs(2, 2, 70, 72);  // 70 keys = 64 + 6, 72 features = 64 + 8
+    PositionalParameters p = initial(PositionalScheme::agf_f, 2, 16, 72);
+    p.lc3 = random({2, 2, 16, 72}, 50, 0.5, 1.5);
+    AttentionOptions options = with_scheme(PositionalScheme::agf_f, true, causal);
+    options.max_distance = 16;
+    const Run r64 = run(x.q, x.k, x.v, x.lengths, p, options);
+    const Run r32 = run(x.q.to(DType::f32), x.k.to(DType::f32), x.v.to(DType::f32), x.lengths, p, options);
+    CHECK(max_abs_difference(r64.output, r32.output) < 1e-5);
+    CHECK(max_abs_difference(r64.grads.q, r32.grads.q) < 1e-5);
+    CHECK(max_abs_difference(r64.grads.k, r32.grads.k) < 1e-5);
+    CHECK(max_abs_difference(r64.grads.v, r32.grads.v) < 1e-5);
+    CHECK(max_abs_difference(r64.grads.positional.lc3, r32.grads.positional.lc3) < 1e-4);
+    CHECK(max_abs_difference(r64.grads.positional.G, r32.grads.positional.G) < 1e-3);
+  }
+}
