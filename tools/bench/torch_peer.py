@@ -443,8 +443,10 @@ class Attention(nn.Module):
         scale = 1.0 / math.sqrt(self.head_dim)
         C = pos.gathered(Tq, Tk, q.dtype, t5_table) if pos is not None and (pos.is_coefficient or pos.is_bias) else None
         if C is not None and pos.is_per_feature:
-            # s[b,h,m,n] = (1/√dk)·Σ_j q[b,h,m,j]·C[h,m,n,j]·k[b,h,n,j]
-            s = torch.einsum("bhmj,hmnj,bhnj->bhmn", q, C, k) * scale
+            # s[b,h,m,n] = (1/√dk)·Σ_j q[b,h,m,j]·k[b,h,n,j]·C[h,m,n,j]. j is shared by all three factors, so
+            # any pairwise contraction (torch's einsum, autograd's saved product for ∂L/∂C) is [B,H,Tq,Tk,dk]
+            # in size: the same multiply count as q·kᵀ, but elementwise rather than a GEMM.
+            s = torch.einsum("bhmj,bhnj,hmnj->bhmn", q, k, C) * scale
         else:
             s = torch.matmul(q, k.transpose(-1, -2)) * scale  # P
             if C is not None:

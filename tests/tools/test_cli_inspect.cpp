@@ -1,0 +1,32 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "tests/data/scratch_dir.h"
+#include "tests/tools/cli_runner.h"
+
+TEST_CASE("agf inspect draws one panel per module and direction, and refuses schemes without a coefficient", "[cli][inspect]") {
+  agf::test::ScratchDir scratch;
+  const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
+  const std::string bpe = scratch.file("bpe.json");
+  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en --vocab-size 300 --output " + bpe).status == 0);
+  const std::string checkpoint = scratch.file("agf.safetensors"), svg = scratch.file("field.svg");
+  REQUIRE(run_agf("init --preset tiny --pos agf-f --pcmv --vocab " + bpe + " --out " + checkpoint).status == 0);
+  const auto inspected = run_agf("inspect --checkpoint " + checkpoint + " --out " + svg + " --max-distance 50");
+  REQUIRE(inspected.status == 0);
+  // tiny: 1 encoder layer (2 directions) + 1 decoder layer (1 direction) = 3 panels of 2 heads + the initial curve
+  CHECK_THAT(inspected.output, Catch::Contains("3 panels (2 heads each)"));
+  std::ifstream in(svg);
+  const std::string content((std::istreambuf_iterator<char>(in)), {});
+  CHECK(content.rfind("<svg", 0) == 0);
+  std::size_t polylines = 0;
+  for (std::size_t at = content.find("<polyline"); at != std::string::npos; at = content.find("<polyline", at + 1)) ++polylines;
+  CHECK(polylines == 3 * 3);
+  // At initialisation every head lies on the initial curve: 1/(1+1/24)^2 at D = 1 is the first point of each.
+  CHECK_THAT(content, Catch::Contains("key after query"));
+  const std::string rope = scratch.file("rope.safetensors");
+  REQUIRE(run_agf("init --preset tiny --pos rope --vocab " + bpe + " --out " + rope).status == 0);
+  const auto refused = run_agf("inspect --checkpoint " + rope + " --out " + svg);
+  CHECK(refused.status == 1);
+  CHECK_THAT(refused.output, Catch::Contains("uses 'rope'"));
+}

@@ -1,0 +1,92 @@
+// agf inspect: what a checkpoint learned — the gravitational coefficient C(D) of every self-attention
+// module, per head and direction, on log–log axes beside the initial curve 1/(1 + D/24)^2.
+#include <fmt/core.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "ops/attention_positional.h"
+#include "tools/agf/command.h"
+#include "tools/agf/svg_plot.h"
+#include "train/checkpoint.h"
+
+namespace {
+
+struct InspectFlags {
+  std::string checkpoint, out;
+  int64_t max_distance = 256;
+};
+
+// C[δ, h, D] of one module for D = 0 .. distances-1 (agf-f: the mean over features j).
+std::vector<double> coefficient_table(const agf::nn::PositionalEncoding& encoding, int64_t heads, int64_t head_dim,
+                                      int64_t distances) {
+  const agf::PositionalVariables variables = encoding.variables();
+  agf::ops::PositionalParameters parameters;
+  auto tensor = [](const agf::Variable& v) { return v.defined() ? v.data() : agf::Tensor(); };
+  parameters.G = tensor(variables.G);
+  parameters.rho = tensor(variables.rho);
+  parameters.k = tensor(variables.k);
+  parameters.lc2 = tensor(variables.lc2);
+  parameters.lc3 = tensor(variables.lc3);
+  agf::ops::AttentionOptions options;
+  encoding.configure(options);
+  const agf::Tensor table = agf::ops::positional_table_forward(parameters, options, {heads, head_dim, distances});
+  const agf::Tensor per_distance = table.dim() == 4 ? table.contiguous() : table;
+  std::vector<double> values = per_distance.to_double_vector();
+  if (table.dim() == 4) {  // average over the feature axis j
+    std::vector<double> mean(static_cast<std::size_t>(2 * heads * distances), 0.0);
+    for (std::size_t i = 0; i < mean.size(); ++i) {
+      for (int64_t j = 0; j < head_dim; ++j) mean[i] += values[i * head_dim + j] / static_cast<double>(head_dim);
+    }
+    return mean;
+  }
+  return values;
+}
+
+void run_inspect(const InspectFlags& flags) {
+  const auto loaded = agf::train::load_model(flags.checkpoint);
+  const auto& config = loaded.checkpoint.config;
+  const std::string scheme = config.pos;
+  AGF_CHECK(scheme == "agf-b" || scheme == "agf-m" || scheme == "agf-f" || scheme == "alibi-mult",
+            "inspect: {} uses '{}'; the gravitational curves exist for agf-b, agf-m, agf-f and alibi-mult", flags.checkpoint, scheme);
+  const int64_t heads = config.heads, distances = flags.max_distance + 1;
+  std::vector<agf::cli::Panel> panels;
+  std::vector<double> initial_x, initial_y;
+  for (int64_t d = 1; d < distances; ++d) {
+    initial_x.push_back(static_cast<double>(d));
+    initial_y.push_back(1.0 / std::pow(1.0 + static_cast<double>(d) / 24.0, 2.0));
+  }
+  for (const auto& [name, encoding] : loaded.model->positional_encodings()) {
+    const std::vector<double> table = coefficient_table(*encoding, heads, config.head_dim(), distances);
+    const bool causal = name.rfind("decoder", 0) == 0;
+    for (int direction = 0; direction < (causal ? 1 : 2); ++direction) {
+      agf::cli::Panel panel;
+      panel.title = fmt::format("{} · {}", name.substr(0, name.find(".self_attn")),
+                                direction == 0 ? "key at/before query (δ=0)" : "key after query (δ=1)");
+      for (int64_t h = 0; h < heads; ++h) {
+        agf::cli::Series series{fmt::format("head {}", h), {}, {}, agf::cli::palette_color(static_cast<std::size_t>(h))};
+        for (int64_t d = 1; d < distances; ++d) {
+          series.x.push_back(static_cast<double>(d));
+          series.y.push_back(std::abs(table[(direction * heads + h) * distances + d]));
+        }
+        panel.series.push_back(std::move(series));
+      }
+      if (scheme != "alibi-mult") panel.series.push_back({"initial", initial_x, initial_y, "#888888", true});
+      panels.push_back(std::move(panel));
+    }
+  }
+  const std::string title = fmt::format("{}: {} {} — learned positional coefficient C(D)", flags.checkpoint, config.preset,
+                                        config.scheme_label());
+  std::ofstream(flags.out) << agf::cli::render_loglog_panels(title, panels, 2, "distance D", "|C(D)|");
+  fmt::print("{} panels ({} heads each) written to {}\n", panels.size(), heads, flags.out);
+}
+
+const agf::cli::Registration registration{"inspect", "Plot the learned gravitational curves C(D) of a checkpoint (SVG)", [](CLI::App& command) {
+  auto flags = std::make_shared<InspectFlags>();
+  command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint")->required()->check(CLI::ExistingFile);
+  command.add_option("--out", flags->out, "Output .svg")->required();
+  command.add_option("--max-distance", flags->max_distance, "Largest distance D plotted")->capture_default_str()->check(CLI::PositiveNumber);
+  command.callback([flags] { run_inspect(*flags); });
+}};
+
+}  // namespace
