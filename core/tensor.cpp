@@ -46,26 +46,27 @@ Tensor Tensor::arange(int64_t count, DType dtype) {
   return result;
 }
 
-Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype) {
+namespace {
+// Copies row-major `values` of any arithmetic type into a new tensor of `shape` and `dtype`.
+template <class Value>
+Tensor tensor_from_values(const std::vector<Value>& values, const Shape& shape, DType dtype) {
   AGF_CHECK(static_cast<int64_t>(values.size()) == shape_numel(shape),
             "Tensor::from_vector: {} values do not fill shape {}", values.size(), shape_string(shape));
-  Tensor result = empty(shape, dtype);
+  Tensor result = Tensor::empty(shape, dtype);
   dispatch_all(dtype, [&]<class T>() {
     T* out = result.data<T>();
-    for (std::size_t i = 0; i < values.size(); ++i) out[i] = from_double<T>(values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i) out[i] = from_double<T>(static_cast<double>(values[i]));
   });
   return result;
 }
+}  // namespace
+
+Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  return tensor_from_values(values, shape, dtype);
+}
 
 Tensor Tensor::from_vector(const std::vector<int64_t>& values, const Shape& shape, DType dtype) {
-  AGF_CHECK(static_cast<int64_t>(values.size()) == shape_numel(shape),
-            "Tensor::from_vector: {} values do not fill shape {}", values.size(), shape_string(shape));
-  Tensor result = empty(shape, dtype);
-  dispatch_all(dtype, [&]<class T>() {
-    T* out = result.data<T>();
-    for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<T>(static_cast<double>(values[i]));
-  });
-  return result;
+  return tensor_from_values(values, shape, dtype);
 }
 
 // ---- metadata ---------------------------------------------------------------------------------------

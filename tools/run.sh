@@ -1,8 +1,50 @@
 #!/usr/bin/env bash
-# The main job. Installs what is missing, builds, then checks every op's gradient against central
-# differences (`agf gradcheck --all`). Once the trainer lands this trains AGF on the bundled corpus.
+# The main job: installs what is missing, builds, prepares the bundled English–German corpus (joint BPE,
+# 8,000 tokens), trains AGF (agf-m + PCM-V, cpu-small) for a bounded time, then prints the validation
+# token accuracy and BLEU and three example translations.
+#
+# Settings (environment):
+#   AGF_MINUTES   training time budget in minutes (default 10)
+#   AGF_RUN_DIR   where data, checkpoints and metrics go (default runs/main); re-running continues that run
+#   AGF_POS       positional scheme (default agf-m), AGF_PCMV=0 to turn PCM-V off
+#   AGF_PRESET    model size (default cpu-small)
+#   AGF_FRESH=1   delete AGF_RUN_DIR first
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/tools/setup.sh"
-"$root/tools/build.sh"
-"${AGF_BUILD_DIR:-$root/build}/agf" gradcheck --all
+"$root/tools/build.sh" >/dev/null
+agf="${AGF_BUILD_DIR:-$root/build}/agf"
+
+minutes="${AGF_MINUTES:-10}"
+run_dir="${AGF_RUN_DIR:-$root/runs/main}"
+pos="${AGF_POS:-agf-m}"
+pcmv=$([ "${AGF_PCMV:-1}" = "1" ] && echo "--pcmv" || true)
+preset="${AGF_PRESET:-cpu-small}"
+corpus="$root/data/corpora/libreoffice-help-en-de"
+[ "${AGF_FRESH:-0}" = "1" ] && rm -rf "$run_dir"
+mkdir -p "$run_dir"
+
+echo "== data: joint BPE (8,000 tokens) and binarized splits in $run_dir/data"
+if [ ! -f "$run_dir/data/train.bin" ]; then
+  "$agf" bpe learn --input "$corpus/train.en.xz" "$corpus/train.de.xz" --vocab-size 8000 --output "$run_dir/bpe.json"
+  "$agf" corpus prepare --train-src "$corpus/train.en.xz" --train-tgt "$corpus/train.de.xz" \
+    --valid-src "$corpus/valid.en.xz" --valid-tgt "$corpus/valid.de.xz" \
+    --bpe "$run_dir/bpe.json" --out "$run_dir/data" --max-length 100
+fi
+
+echo "== training $preset $pos ${pcmv} for up to $minutes minutes ($run_dir/train)"
+resume=$([ -d "$run_dir/train/checkpoints" ] && echo "--resume" || true)
+"$agf" train --data "$run_dir/data" --out "$run_dir/train" --preset "$preset" --pos "$pos" $pcmv \
+  --max-steps 100000 --max-minutes "$minutes" --max-tokens 4096 --lr 1e-3 --warmup 400 \
+  --valid-every 250 --bleu-sentences 100 $resume
+
+checkpoint="$run_dir/train/checkpoints/best.safetensors"
+echo "== validation ($checkpoint)"
+"$agf" eval --checkpoint "$checkpoint" --data "$run_dir/data" --split valid --bleu-sentences 500
+
+echo "== three example translations (validation sentences)"
+xz -dc "$corpus/valid.en.xz" | head -n 3 > "$run_dir/examples.en"
+xz -dc "$corpus/valid.de.xz" | head -n 3 > "$run_dir/examples.de"
+"$agf" translate --checkpoint "$checkpoint" --beam 4 < "$run_dir/examples.en" > "$run_dir/examples.out"
+paste -d '\n' "$run_dir/examples.en" "$run_dir/examples.de" "$run_dir/examples.out" /dev/null |
+  awk 'NR % 4 == 1 { print "source:      " $0 } NR % 4 == 2 { print "reference:   " $0 } NR % 4 == 3 { print "translation: " $0 } NR % 4 == 0 { print "" }'
