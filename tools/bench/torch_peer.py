@@ -167,7 +167,6 @@ class Config:
     INTEGER_FIELDS = ("d_model", "heads", "ffn", "encoder_layers", "decoder_layers", "vocabulary_size", "max_distance")
     REAL_FIELDS = ("dropout", "k")
     BOOLEAN_FIELDS = ("pre_norm", "pcmv", "abs_pe", "learnable_k")
-    TEXT_FIELDS = ("preset", "pos")
 
     @staticmethod
     def from_preset(name: str, **overrides) -> Config:
@@ -376,10 +375,10 @@ class Positional(nn.Module):
         if self.scheme == "kerple-log":
             r2 = self.r2.double().clamp(min=KERPLE_MINIMUM)[:, None]
             return (-r1 * torch.log1p(r2 * D)).expand(2, H, distances)
-        # kerple-power: D^r2 with D = 0 -> 0; D is replaced by 1 there so that ∂/∂r2 (D^r2·ln D) is 0, not NaN
+        # kerple-power: D^r2, 0 at D = 0; the power is taken of max(D, 1) so that ∂/∂r2 = D^r2·ln D is never
+        # 0·(-inf) = NaN at D = 0 (where the result is replaced by 0 anyway)
         r2 = self.r2.double().clamp(min=KERPLE_MINIMUM, max=KERPLE_POWER_MAXIMUM)[:, None]
-        positive = D > 0
-        power = torch.where(positive, torch.where(positive, D, torch.ones_like(D)).pow(r2), torch.zeros_like(D))
+        power = torch.where(D > 0, D.clamp(min=1.0).pow(r2), torch.zeros(()))
         return (-r1 * power).expand(2, H, distances)
 
     def gathered(self, queries: int, keys: int, dtype: torch.dtype, t5_table: torch.Tensor | None) -> torch.Tensor:
@@ -412,10 +411,7 @@ class Attention(nn.Module):
         self.pcmv = config.pcmv and positional
         self.dropout = config.dropout
         self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(D, D) for _ in range(4))
-        if positional:
-            self.pos = Positional(config, causal)
-        else:
-            self.pos = None
+        self.pos = Positional(config, causal) if positional else None
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
@@ -445,7 +441,7 @@ class Attention(nn.Module):
         if C is not None and pos.is_per_feature:
             # s[b,h,m,n] = (1/√dk)·Σ_j q[b,h,m,j]·k[b,h,n,j]·C[h,m,n,j]. j is shared by all three factors, so
             # any pairwise contraction (torch's einsum, autograd's saved product for ∂L/∂C) is [B,H,Tq,Tk,dk]
-            # in size: the same multiply count as q·kᵀ, but elementwise rather than a GEMM.
+            # in size: as many terms as q·kᵀ, but elementwise products rather than a GEMM.
             s = torch.einsum("bhmj,bhnj,hmnj->bhmn", q, k, C) * scale
         else:
             s = torch.matmul(q, k.transpose(-1, -2)) * scale  # P
@@ -697,14 +693,37 @@ def command_grad(args) -> None:
           f"{int((batch['decoder_target'] != PAD).sum())} target tokens) -> {args.out}")
 
 
+def read_bpe(path: str) -> tuple[str, int]:
+    """An agf BPE model file (JSON, `agf bpe learn --output`): its text and its vocabulary size."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+        vocabulary_size = json.loads(text)["vocab_size"]
+    except OSError as error:
+        raise PeerError(f"cannot read '{path}': {error.strerror}") from None
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise PeerError(f"'{path}' is not an agf BPE model (JSON with a vocab_size)") from None
+    return text, int(vocabulary_size)
+
+
 def command_init(args) -> None:
-    """A freshly initialised checkpoint, metadata as TransformerConfig::to_metadata writes it."""
-    config = Config.from_preset(args.preset, vocabulary_size=args.vocab_size, pos=args.pos, pcmv=args.pcmv,
+    """A freshly initialised checkpoint, metadata as agf's save_checkpoint writes it: TransformerConfig::
+    to_metadata, "format": "pt", and with --bpe the BPE model under "agf.bpe"."""
+    metadata = {"format": "pt"}
+    vocabulary_size = args.vocab_size
+    if args.bpe:
+        metadata["agf.bpe"], bpe_size = read_bpe(args.bpe)
+        if vocabulary_size is not None and vocabulary_size != bpe_size:
+            raise PeerError(f"--vocab-size {vocabulary_size} disagrees with the BPE model's {bpe_size}")
+        vocabulary_size = bpe_size
+    if vocabulary_size is None:
+        raise PeerError("give --vocab-size or --bpe")
+    config = Config.from_preset(args.preset, vocabulary_size=vocabulary_size, pos=args.pos, pcmv=args.pcmv,
                                 abs_pe=args.abs_pe, pre_norm=args.pre_norm, max_distance=args.max_distance,
                                 k=args.k, learnable_k=args.learnable_k)
     model = Transformer(config).to(DTYPES[args.dtype])
     initialise(model, args.seed)
-    write_safetensors(args.out, dict(model.named_parameters()), config.to_metadata())
+    write_safetensors(args.out, dict(model.named_parameters()), {**metadata, **config.to_metadata()})
     count = sum(parameter.numel() for parameter in model.parameters())
     print(f"{config.preset} {config.label}: {count} parameters ({args.dtype}) -> {args.out}")
 
@@ -790,7 +809,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
         description="Writes a checkpoint initialised as docs/model.md says, with the agf.config.* metadata "
                     "TransformerConfig::to_metadata writes.")
     add_model_options(init, with_scheme=True)
-    init.add_argument("--vocab-size", type=int, required=True, help="vocabulary size V")
+    init.add_argument("--vocab-size", type=int, help="vocabulary size V (default: the --bpe model's)")
+    init.add_argument("--bpe", help="agf BPE model (JSON) to store as agf.bpe, so that agf commands that tokenize "
+                      "text (agf grad --src/--tgt) accept the checkpoint")
     init.add_argument("--seed", type=int, default=0, help="initialisation seed (torch's generator, not agf's)")
     init.add_argument("--max-distance", type=int, default=256, help="L, the lc2/lc3 table length (default 256)")
     init.add_argument("--k", type=float, default=2.0, help="the LC1 exponent (default 2)")
