@@ -1,29 +1,41 @@
 #!/usr/bin/env bash
 # Installs what agf needs to build and test, only what is missing. Idempotent, quiet when all is present.
-#   build:  C++20 compiler, cmake, ninja, Eigen 3.4, Catch2 2.x, CLI11, nlohmann-json, fmt, ccache,
-#           liblzma (data/ reads the committed corpus from .xz)
-#   peers:  python3 packages used as conformance oracles in tests (sacrebleu, safetensors, ...);
-#           when they cannot be installed the tests that use them skip and say why.
+#   build:  C++20 compiler, cmake, ninja, Eigen 3.4, Catch2 2.x, CLI11, nlohmann-json, fmt, liblzma, ccache
+#   peers:  conformance oracles used by tests and benchmarks — sacreBLEU, safetensors, tokenizers (pip) and
+#           PyTorch (Debian's python3-torch, for /usr/bin/python3). They are optional: when one cannot be
+#           installed, the tests that use it skip and say why.
 set -euo pipefail
 
-debian_packages=(g++ cmake ninja-build libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev
-                 ccache pkg-config xz-utils liblzma-dev python3 python3-numpy)
+sudo_cmd=""
+[ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+apt_updated=0
+apt_install() {  # apt_install PACKAGE...: non-interactive, package lists refreshed once per run
+  if [ "$apt_updated" = 0 ]; then
+    $sudo_cmd apt-get update -qq >/dev/null
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
 
+debian_packages=(g++ cmake ninja-build libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev liblzma-dev
+                 ccache pkg-config xz-utils python3 python3-numpy)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo_cmd apt-get update -qq >/dev/null
-  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
 fi
 
-# Python peers: optional. A failure here only means the peer tests skip.
+# PyTorch: the model's conformance and speed peer (tools/bench/torch_peer.py).
+if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  echo "setup: installing python3-torch (optional peer; a few minutes)" >&2
+  apt_install python3-torch libopenblas0-pthread 2>/dev/null ||
+    echo "setup: could not install python3-torch; the PyTorch peer tests will skip" >&2
+fi
+
+# Python peers from PyPI for the python3 on PATH.
 python_peers=(safetensors sacrebleu numpy tokenizers)
 for module in "${python_peers[@]}"; do
   if ! python3 -c "import $module" 2>/dev/null; then

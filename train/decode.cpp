@@ -7,6 +7,7 @@
 
 #include "autograd/functions.h"
 #include "data/bpe_model.h"
+#include "ops/concat.h"
 #include "ops/softmax.h"
 
 namespace agf::train {
@@ -58,40 +59,71 @@ int64_t length_limit(const std::vector<int32_t>& source, const DecodeOptions& op
   return options.max_length_a * static_cast<int64_t>(source.size() + 1) + options.max_length_b;
 }
 
-std::vector<std::vector<int32_t>> greedy(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
-                                         const DecodeOptions& options, nn::DropoutStream& dropout) {
+// Rows `rows` of a [B, ...] tensor, as a new [rows.size(), ...] tensor.
+Tensor gather_rows(const Tensor& tensor, const std::vector<std::size_t>& rows) {
+  std::vector<Tensor> parts;
+  for (std::size_t row : rows) parts.push_back(tensor.slice(0, static_cast<int64_t>(row), static_cast<int64_t>(row) + 1));
+  return ops::concat(parts, 0);
+}
+
+// Greedy search of one batch of sources. Finished rows leave the batch, so the decoder only ever
+// runs on sentences still being written.
+std::vector<std::vector<int32_t>> greedy_batch(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+                                               const DecodeOptions& options, nn::DropoutStream& dropout) {
   std::vector<std::vector<int32_t>> encoder_rows;
   std::vector<int64_t> lengths;
-  int64_t longest = 0, limit = 0;
+  int64_t longest = 0;
   for (const auto& source : sources) {
     encoder_rows.push_back(source);
     encoder_rows.back().push_back(data::eos_id);
     lengths.push_back(static_cast<int64_t>(encoder_rows.back().size()));
     longest = std::max(longest, lengths.back());
-    limit = std::max(limit, length_limit(source, options));
   }
-  const Tensor source_lengths = Tensor::from_vector(lengths, {static_cast<int64_t>(sources.size())}, DType::i64);
-  const Variable memory = model.encode(ids_tensor(encoder_rows, longest, data::pad_id), source_lengths, dropout);
+  const Tensor all_lengths = Tensor::from_vector(lengths, {static_cast<int64_t>(sources.size())}, DType::i64);
+  const Tensor all_memory = model.encode(ids_tensor(encoder_rows, longest, data::pad_id), all_lengths, dropout).data();
   std::vector<std::vector<int32_t>> prefixes(sources.size(), std::vector<int32_t>{data::bos_id});
-  std::vector<bool> finished(sources.size(), false);
-  for (int64_t step = 0; step < limit; ++step) {
-    const auto log_probs = next_token_log_probs(model, prefixes, memory, source_lengths, dropout);
-    bool all_done = true;
-    for (std::size_t r = 0; r < sources.size(); ++r) {
-      if (finished[r]) continue;
-      const auto& row = log_probs[r];
-      const int32_t best = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-      prefixes[r].push_back(best);
-      finished[r] = best == data::eos_id || static_cast<int64_t>(prefixes[r].size()) > length_limit(sources[r], options);
-      all_done = all_done && finished[r];
+  std::vector<std::size_t> active(sources.size());
+  std::iota(active.begin(), active.end(), 0);
+  while (!active.empty()) {
+    const bool everyone = active.size() == sources.size();
+    const Variable memory(everyone ? all_memory : gather_rows(all_memory, active));
+    const Tensor source_lengths = everyone ? all_lengths : gather_rows(all_lengths, active);
+    std::vector<std::vector<int32_t>> active_prefixes;
+    for (std::size_t row : active) active_prefixes.push_back(prefixes[row]);
+    const auto log_probs = next_token_log_probs(model, active_prefixes, memory, source_lengths, dropout);
+    std::vector<std::size_t> still_active;
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      const std::size_t row = active[i];
+      const auto& scores = log_probs[i];
+      const int32_t best = static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+      prefixes[row].push_back(best);
+      const bool done = best == data::eos_id || static_cast<int64_t>(prefixes[row].size()) > length_limit(sources[row], options);
+      if (!done) still_active.push_back(row);
     }
-    if (all_done) break;
+    active = std::move(still_active);
   }
   std::vector<std::vector<int32_t>> outputs;
   for (auto& prefix : prefixes) {
     std::vector<int32_t> tokens(prefix.begin() + 1, prefix.end());
     if (!tokens.empty() && tokens.back() == data::eos_id) tokens.pop_back();
     outputs.push_back(std::move(tokens));
+  }
+  return outputs;
+}
+
+// Greedy search in batches of sentences of similar length (less padding, fewer wasted steps).
+std::vector<std::vector<int32_t>> greedy(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
+                                         const DecodeOptions& options, nn::DropoutStream& dropout) {
+  std::vector<std::size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sources[a].size() < sources[b].size(); });
+  std::vector<std::vector<int32_t>> outputs(sources.size());
+  for (std::size_t start = 0; start < order.size(); start += options.batch_sentences) {
+    const std::size_t end = std::min(order.size(), start + options.batch_sentences);
+    std::vector<std::vector<int32_t>> batch;
+    for (std::size_t i = start; i < end; ++i) batch.push_back(sources[order[i]]);
+    auto translated = greedy_batch(model, batch, options, dropout);
+    for (std::size_t i = start; i < end; ++i) outputs[order[i]] = std::move(translated[i - start]);
   }
   return outputs;
 }

@@ -12,6 +12,7 @@ struct DecodeOptions {
   double length_penalty = 1.0;  // beam: hypotheses ranked by log-probability / length^α
   int64_t max_length_a = 2;     // stop at a·(source length) + b target tokens
   int64_t max_length_b = 10;
+  std::size_t batch_sentences = 64;  // greedy: sentences decoded together (sorted by length)
 };
 
 // BPE ids of each source sentence (no eos) -> BPE ids of its translation (no bos/eos). Runs in
