@@ -66,6 +66,9 @@ TEST_CASE("a tiny model overfits 20 pairs to 100% token accuracy", "[train][cli]
   std::ifstream reference_file(fixture + "/train.de");
   const std::string reference((std::istreambuf_iterator<char>(reference_file)), {});
   CHECK(translated.output == reference);
+  const auto beamed = run_agf("translate --beam 3 --checkpoint " + run + "/checkpoints/best.safetensors < " + fixture + "/train.en");
+  REQUIRE(beamed.status == 0);
+  CHECK(beamed.output == reference);
   const auto evaluated = run_agf("eval --checkpoint " + run + "/checkpoints/best.safetensors --data " + data + " --split valid");
   CHECK(evaluated.status == 0);
   CHECK_THAT(evaluated.output, Catch::Contains("token accuracy 100.00%") && Catch::Contains("BLEU = 100.00"));
