@@ -3,6 +3,8 @@
 // to the text. Skips with a reason when python3 or `tokenizers` is missing.
 #include <catch2/catch.hpp>
 
+#include "tests/skip.h"
+
 #include <cstdlib>
 #include <string>
 
@@ -16,8 +18,7 @@ using agf::test::ScratchDir;
 
 TEST_CASE("Hugging Face tokenizer.json export encodes like agf (peer: python tokenizers)", "[data][bpe][peer]") {
   if (std::system("python3 -c 'import tokenizers' >/dev/null 2>&1") != 0) {
-    WARN("skipped: the Python package `tokenizers` is not installed (pip install tokenizers)");
-    return;
+    AGF_SKIP("the Python package `tokenizers` is not installed (pip install tokenizers)");
   }
   const std::string corpus = std::string(AGF_SOURCE_DIR) + "/data/corpora/libreoffice-help-en-de/";
   const std::string text = read_file(corpus + "valid.en.xz") + read_file(corpus + "valid.de.xz");

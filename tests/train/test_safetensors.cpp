@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "tests/skip.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -80,8 +82,7 @@ TEST_CASE("corrupt and truncated safetensors files give errors naming the file",
 
 TEST_CASE("the safetensors library reads agf's files and agf reads its files", "[train][safetensors][peer]") {
   if (!python_has("safetensors") || !python_has("numpy")) {
-    WARN("skipped: python3 modules safetensors and numpy are not installed (tools/setup.sh installs them)");
-    return;
+    AGF_SKIP("python3 modules safetensors and numpy are not installed (tools/setup.sh installs them)");
   }
   const fs::path folder = temporary_folder();
   const std::string ours = (folder / "ours.safetensors").string();

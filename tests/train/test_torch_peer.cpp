@@ -2,6 +2,8 @@
 // every parameter in agf (`agf grad`) and in tools/bench/torch_peer.py (autograd), in f64.
 #include <catch2/catch.hpp>
 
+#include "tests/skip.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -37,8 +39,7 @@ void perturb_checkpoint(const std::string& path, uint64_t seed) {
 
 TEST_CASE("agf and PyTorch agree on the loss and every gradient, for every scheme", "[train][peer][torch]") {
   if (!torch_available()) {
-    WARN("skipped: /usr/bin/python3 cannot import torch and numpy (Debian's python3-torch; tools/setup.sh installs it)");
-    return;
+    AGF_SKIP("/usr/bin/python3 cannot import torch and numpy (Debian's python3-torch; tools/setup.sh installs it)");
   }
   agf::test::ScratchDir scratch;
   const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
