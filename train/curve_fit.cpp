@@ -73,7 +73,9 @@ PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<do
     }
   }
   double residual = 0;
-  return solve_linear(steps, accuracy, (low + high) / 2, residual);
+  PowerLawFit fit = solve_linear(steps, accuracy, (low + high) / 2, residual);
+  fit.identified = fit.c > 2 * c_max / grid && fit.c < c_max - 2 * c_max / grid;
+  return fit;
 }
 
 }  // namespace agf::train

@@ -148,7 +148,8 @@ std::string run_experiment(const ExperimentOptions& options) {
   text += fmt::format("Preset `{}`, {} steps of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
                       "validation every {} steps; data `{}`. Token accuracy (SPEC §6) and BLEU on the validation "
                       "split, mean ± sample standard deviation over seeds. `a, b, c`: the fit "
-                      "`acc(t) = a - b·t^(-c)` of the mean validation curve; `a` is its extrapolated ceiling.\n\n",
+                      "`acc(t) = a - b·t^(-c)` of the mean validation curve; `a` is its extrapolated ceiling (\"no ceiling yet\" "
+                      "when the curve is still log-linear and the fit's exponent runs to 0).\n\n",
                       base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup,
                       base.valid_every, base.data_dir);
   text += "| scheme | seeds | token accuracy % | BLEU | valid loss | parameters | target tokens/s | fit a | fit b | fit c |\n";
@@ -174,7 +175,8 @@ std::string run_experiment(const ExperimentOptions& options) {
       }
       if (aligned) {
         const PowerLawFit fit = fit_power_law(steps, mean_curve);
-        fit_columns = fmt::format("{:.2f} | {:.3g} | {:.3f}", fit.a, fit.b, fit.c);
+        fit_columns = fit.identified ? fmt::format("{:.2f} | {:.3g} | {:.3f}", fit.a, fit.b, fit.c)
+                                     : "no ceiling yet (c → 0) | — | —";
       }
     }
     text += fmt::format("| {} | {} | {} | {} | {} | {} | {:.0f} | {} |\n", label, runs.size(), format_mean(accuracy, 2),

@@ -109,6 +109,10 @@ TrainSummary train(const TrainOptions& options) {
   if (!resume_from.empty()) {
     checkpoint = load_checkpoint(resume_from);
     AGF_CHECK(checkpoint->state.has_value(), "{}: not a training checkpoint (no agf.state.*)", resume_from);
+    if (options.model.scheme_label() != checkpoint->config.scheme_label() || options.model.preset != checkpoint->config.preset) {
+      fmt::print(stderr, "note: resuming {} {} from its checkpoint; the model flags given ({} {}) are ignored\n",
+                 checkpoint->config.preset, checkpoint->config.scheme_label(), options.model.preset, options.model.scheme_label());
+    }
     config = checkpoint->config;
     AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()), "{}: the model has {} tokens but {} "
               "has {}", resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());

@@ -110,5 +110,10 @@ TEST_CASE("the learning-curve fit recovers a known power law", "[train][fit]") {
   CHECK(fit.b == Approx(40.0).epsilon(1e-5));
   CHECK(fit.c == Approx(0.45).epsilon(1e-5));
   CHECK(fit.rmse < 1e-8);
+  CHECK(fit.identified);
+  // A curve that is still log-linear has no identifiable ceiling: the fit says so instead of inventing one.
+  std::vector<double> log_linear;
+  for (double t : steps) log_linear.push_back(5.0 + 2.0 * std::log(t));
+  CHECK_FALSE(agf::train::fit_power_law(steps, log_linear).identified);
   CHECK_THROWS_WITH(agf::train::fit_power_law({1, 2}, {1, 2}), Catch::Contains("at least 3 points"));
 }
