@@ -152,14 +152,15 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
     std::vector<std::vector<int32_t>> prefixes;
     for (const auto& h : alive) prefixes.push_back(h.tokens);
     const auto log_probs = next_token_log_probs(model, prefixes, memory, lengths, dropout);
-    // Candidates: the best `beam` continuations of each hypothesis, then the best `beam` overall.
+    // Candidates: the best `beam` continuations of each hypothesis, ranked together by log-probability.
     std::vector<Hypothesis> candidates;
     for (std::size_t r = 0; r < alive.size(); ++r) {
       std::vector<int32_t> order(log_probs[r].size());
       std::iota(order.begin(), order.end(), 0);
-      std::partial_sort(order.begin(), order.begin() + options.beam, order.end(),
+      const int width = std::min<int>(options.beam, static_cast<int>(order.size()));
+      std::partial_sort(order.begin(), order.begin() + width, order.end(),
                         [&](int32_t a, int32_t b) { return log_probs[r][a] > log_probs[r][b]; });
-      for (int i = 0; i < options.beam; ++i) {
+      for (int i = 0; i < width; ++i) {
         Hypothesis next = alive[r];
         next.tokens.push_back(order[i]);
         next.log_prob += log_probs[r][order[i]];
@@ -167,13 +168,27 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
       }
     }
     std::stable_sort(candidates.begin(), candidates.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.log_prob > b.log_prob; });
+    // The best `beam` unfinished candidates stay alive; candidates ending (eos, or the length limit) are
+    // finished when they rank among the best `beam`.
     alive.clear();
-    for (auto& candidate : candidates) {
-      if (static_cast<int>(alive.size()) == options.beam) break;
-      const bool ended = candidate.tokens.back() == data::eos_id || step + 1 == limit;
-      (ended ? finished : alive).push_back(std::move(candidate));
+    for (std::size_t i = 0; i < candidates.size() && static_cast<int>(alive.size()) < options.beam; ++i) {
+      const bool ended = candidates[i].tokens.back() == data::eos_id || step + 1 == limit;
+      if (!ended) {
+        alive.push_back(std::move(candidates[i]));
+      } else if (static_cast<int>(i) < options.beam) {
+        finished.push_back(std::move(candidates[i]));
+      }
     }
-    if (static_cast<int>(finished.size()) >= options.beam) break;
+    // Stop once `beam` hypotheses have finished and no alive one can still beat the best of them: an alive
+    // hypothesis can at best keep its log-probability and reach the length limit.
+    if (static_cast<int>(finished.size()) >= options.beam) {
+      double best_finished = -std::numeric_limits<double>::infinity(), best_possible = -std::numeric_limits<double>::infinity();
+      for (const auto& h : finished) best_finished = std::max(best_finished, normalized(h));
+      for (const auto& h : alive) {
+        best_possible = std::max(best_possible, h.log_prob / std::pow(static_cast<double>(limit), options.length_penalty));
+      }
+      if (best_finished >= best_possible) break;
+    }
   }
   const std::vector<Hypothesis>& pool = finished.empty() ? alive : finished;
   const auto best = std::max_element(pool.begin(), pool.end(),
