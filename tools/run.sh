@@ -35,7 +35,7 @@ fi
 echo "== training $preset $pos ${pcmv} for up to $minutes minutes ($run_dir/train)"
 resume=$([ -d "$run_dir/train/checkpoints" ] && echo "--resume" || true)
 "$agf" train --data "$run_dir/data" --out "$run_dir/train" --preset "$preset" --pos "$pos" $pcmv \
-  --max-steps 100000 --max-minutes "$minutes" --max-tokens 4096 --lr 1e-3 --warmup 400 \
+  --max-steps 100000 --max-minutes "$minutes" --max-tokens 4096 --lr 1e-3 --warmup 200 \
   --valid-every 250 --bleu-sentences 100 $resume
 
 checkpoint="$run_dir/train/checkpoints/best.safetensors"
@@ -43,8 +43,9 @@ echo "== validation ($checkpoint)"
 "$agf" eval --checkpoint "$checkpoint" --data "$run_dir/data" --split valid --bleu-sentences 500
 
 echo "== three example translations (validation sentences)"
-xz -dc "$corpus/valid.en.xz" | head -n 3 > "$run_dir/examples.en"
-xz -dc "$corpus/valid.de.xz" | head -n 3 > "$run_dir/examples.de"
+# (xz stops early when head has its lines: that SIGPIPE is expected, not an error)
+(xz -dc "$corpus/valid.en.xz" || true) | head -n 3 > "$run_dir/examples.en"
+(xz -dc "$corpus/valid.de.xz" || true) | head -n 3 > "$run_dir/examples.de"
 "$agf" translate --checkpoint "$checkpoint" --beam 4 < "$run_dir/examples.en" > "$run_dir/examples.out"
 paste -d '\n' "$run_dir/examples.en" "$run_dir/examples.de" "$run_dir/examples.out" /dev/null |
   awk 'NR % 4 == 1 { print "source:      " $0 } NR % 4 == 2 { print "reference:   " $0 } NR % 4 == 3 { print "translation: " $0 } NR % 4 == 0 { print "" }'

@@ -229,9 +229,11 @@ TrainSummary train(const TrainOptions& options) {
     summary.target_tokens_per_second = throughput;
     if (!options.quiet && (terminal || state.step % std::max<int64_t>(options.log_every, 1) == 0)) {
       const double per_step = (state.elapsed_seconds - elapsed_before) / static_cast<double>(state.step - first_step);
+      double remaining = per_step * static_cast<double>(options.max_steps - state.step);
+      if (options.max_minutes > 0) remaining = std::min(remaining, std::max(0.0, options.max_minutes * 60 - run_seconds));
       const std::string line = fmt::format("step {}/{} | epoch {} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | ETA {}",
                                            state.step, options.max_steps, sampler.position().epoch + 1, loss, lr, throughput,
-                                           format_duration(per_step * static_cast<double>(options.max_steps - state.step)));
+                                           format_duration(remaining));
       if (terminal) {
         fmt::print(stderr, "\r\033[K{}", line);
       } else {
