@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
@@ -22,8 +24,19 @@ TEST_CASE("agf inspect draws one panel per module and direction, and refuses sch
   std::size_t polylines = 0;
   for (std::size_t at = content.find("<polyline"); at != std::string::npos; at = content.find("<polyline", at + 1)) ++polylines;
   CHECK(polylines == 3 * 3);
-  // At initialisation every head lies on the initial curve: 1/(1+1/24)^2 at D = 1 is the first point of each.
   CHECK_THAT(content, Catch::Contains("key after query"));
+  // At initialisation (G = 1, rho = 1/24, lc2 = lc3 = 1) every head lies exactly on the initial curve
+  // 1/(1 + D/24)^2: in each panel the heads' polylines and the dashed reference have the same points.
+  std::vector<std::string> points;
+  for (std::size_t at = content.find("points=\""); at != std::string::npos; at = content.find("points=\"", at + 1)) {
+    const std::size_t begin = at + 8;
+    points.push_back(content.substr(begin, content.find('"', begin) - begin));
+  }
+  REQUIRE(points.size() == 9);
+  for (std::size_t panel = 0; panel < 3; ++panel) {
+    CHECK(points[3 * panel] == points[3 * panel + 2]);
+    CHECK(points[3 * panel + 1] == points[3 * panel + 2]);
+  }
   const std::string rope = scratch.file("rope.safetensors");
   REQUIRE(run_agf("init --preset tiny --pos rope --vocab " + bpe + " --out " + rope).status == 0);
   const auto refused = run_agf("inspect --checkpoint " + rope + " --out " + svg);
