@@ -10,11 +10,7 @@
 #include <array>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define AGF_HOST_DEVICE __host__ __device__
-#else
-#define AGF_HOST_DEVICE
-#endif
+#include "core/host_device.h"
 
 namespace agf {
 

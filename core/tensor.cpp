@@ -5,6 +5,9 @@
 #include <sstream>
 
 #include "core/strided_loop.h"
+#ifdef AGF_WITH_CUDA
+#include "core/cuda/tensor_transfer.h"
+#endif
 
 namespace agf {
 
@@ -133,6 +136,9 @@ std::vector<int64_t> Tensor::to_int_vector() const {
 
 void Tensor::copy_from(const Tensor& source) {
   check_defined(source, "Tensor::copy_from", "source");
+#ifdef AGF_WITH_CUDA
+  if (device_.is_cuda()) return cuda::copy_into(*this, source.to(device_));
+#endif
   check_cpu(*this, "Tensor::copy_from");
   const Tensor from = source.to(Device::cpu()).expand(shape_);
   const Strides& out_strides = strides_;
@@ -153,6 +159,9 @@ void Tensor::copy_from(const Tensor& source) {
 }
 
 void Tensor::fill(double value) {
+#ifdef AGF_WITH_CUDA
+  if (device_.is_cuda()) return cuda::fill(*this, value);
+#endif
   check_cpu(*this, "Tensor::fill");
   dispatch_all(dtype_, [&]<class T>() {
     const T typed = from_double<T>(value);
@@ -181,6 +190,15 @@ Tensor Tensor::to(DType dtype) const {
 
 Tensor Tensor::to(Device device) const {
   if (device == device_) return *this;
+  AGF_CHECK(defined(), "Tensor::to({}): the tensor is undefined", device.name());
+#ifdef AGF_WITH_CUDA
+  if (device.is_cuda()) {
+    const int count = cuda_device_count();
+    AGF_CHECK(device.index >= 0 && device.index < count, "Tensor::to({}): {}", device.name(),
+              count == 0 ? cuda_unavailable_reason() : fmt::format("there are {} CUDA devices", count));
+  }
+  return cuda::transfer(*this, device);
+#endif
   fail("Tensor::to({}): moving {} needs the CUDA backend, which this build does not have", device.name(),
        description());
 }
