@@ -74,7 +74,8 @@ Variable attention_check_function(const AttentionCheckCase& c, const std::vector
   PositionalVariables positional;
   const std::vector<std::string> names = positional_parameter_names(c.options.scheme, c.learnable_k);
   for (std::size_t i = 0; i < names.size(); ++i) positional.*member_of(names[i]) = inputs[3 + i];
-  const Tensor lengths = c.key_lengths.empty() ? Tensor() : Tensor::from_vector(c.key_lengths, {c.batch});
+  const Tensor lengths =
+      c.key_lengths.empty() ? Tensor() : Tensor::from_vector(c.key_lengths, {c.batch}).to(inputs[0].data().device());
   return attention(inputs[0], inputs[1], inputs[2], lengths, positional, c.options);
 }
 

@@ -10,6 +10,8 @@ namespace agf {
 
 namespace {
 
+thread_local Device gradcheck_device = Device::cpu();
+
 // Storage offset (in elements) of the row-major element `index` of a strided tensor.
 int64_t element_offset(const Tensor& tensor, int64_t index) {
   int64_t offset = 0;
@@ -20,11 +22,18 @@ int64_t element_offset(const Tensor& tensor, int64_t index) {
   return offset;
 }
 
+// The inputs as f sees them: themselves on the CPU, fresh contiguous copies on another device.
+std::vector<Tensor> on_device(const std::vector<Tensor>& inputs, Device device) {
+  std::vector<Tensor> moved;
+  for (const Tensor& input : inputs) moved.push_back(input.to(device));
+  return moved;
+}
+
 // L = Σ f(inputs) ⊙ weights, evaluated without recording a graph.
 double weighted_output(const CheckedFunction& f, const std::vector<Tensor>& inputs, const Tensor& weights) {
   NoGradGuard no_grad;
   std::vector<Variable> variables;
-  for (const Tensor& input : inputs) variables.emplace_back(input, false);
+  for (const Tensor& input : on_device(inputs, gradcheck_device)) variables.emplace_back(input, false);
   const Variable y = f(variables);
   const std::vector<double> values = y.data().to_double_vector();
   const std::vector<double> w = weights.to_double_vector();
@@ -42,11 +51,12 @@ GradcheckResult gradcheck(const CheckedFunction& f, const std::vector<Tensor>& i
               i, inputs[i].description());
   }
   // Analytical gradients: backward from L = Σ y ⊙ w, i.e. backward(w).
+  const std::vector<Tensor> device_inputs = on_device(inputs, gradcheck_device);
   std::vector<Variable> variables;
-  for (std::size_t i = 0; i < inputs.size(); ++i) variables.emplace_back(inputs[i], should_check(i));
+  for (std::size_t i = 0; i < inputs.size(); ++i) variables.emplace_back(device_inputs[i], should_check(i));
   const Variable y = f(variables);
   Generator generator(options.seed);
-  const Tensor weights = uniform(y.shape(), generator, -1.0, 1.0, DType::f64);
+  const Tensor weights = uniform(y.shape(), generator, -1.0, 1.0, DType::f64).to(y.data().device());
   if (y.requires_grad()) y.backward(weights);
 
   GradcheckResult result;
@@ -78,6 +88,10 @@ GradcheckResult gradcheck(const CheckedFunction& f, const std::vector<Tensor>& i
   result.passed = result.worst <= options.tolerance && std::isfinite(result.worst);
   return result;
 }
+
+GradcheckDeviceScope::GradcheckDeviceScope(Device device) : previous_(gradcheck_device) { gradcheck_device = device; }
+GradcheckDeviceScope::~GradcheckDeviceScope() { gradcheck_device = previous_; }
+Device GradcheckDeviceScope::current() { return gradcheck_device; }
 
 std::vector<OpCheck>& op_checks() {
   static std::vector<OpCheck> checks;

@@ -30,9 +30,24 @@ struct GradcheckResult {
 using CheckedFunction = std::function<Variable(const std::vector<Variable>&)>;
 
 // `inputs` must be f64 (views allowed: a transposed or sliced input is perturbed in place, element by
-// element, through its own strides).
+// element, through its own strides). Inside a GradcheckDeviceScope for a GPU, the inputs are copied to
+// that device (contiguous) and f runs there; perturbations are made on the host copy and uploaded.
 GradcheckResult gradcheck(const CheckedFunction& f, const std::vector<Tensor>& inputs,
                           const GradcheckOptions& options = {});
+
+// While alive, every gradcheck on this thread evaluates on `device` (`agf gradcheck --device cuda`):
+// the registered checks then prove the GPU kernels' backward passes in f64 without being rewritten.
+class GradcheckDeviceScope {
+ public:
+  explicit GradcheckDeviceScope(Device device);
+  ~GradcheckDeviceScope();
+  GradcheckDeviceScope(const GradcheckDeviceScope&) = delete;
+  GradcheckDeviceScope& operator=(const GradcheckDeviceScope&) = delete;
+  static Device current();  // the CPU unless a scope says otherwise
+
+ private:
+  Device previous_;
+};
 
 // A named check of one op (or one configuration of an op) that `agf gradcheck` and the tests run.
 struct OpCheck {

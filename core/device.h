@@ -1,6 +1,8 @@
 #pragma once
 // Where a tensor's storage lives. Every Tensor carries one; ops refuse to mix devices.
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace agf {
 
@@ -17,6 +19,9 @@ struct Device {
   bool operator==(const Device&) const = default;
   std::string name() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
 };
+
+// Parses "cpu", "cuda" (= cuda:0) and "cuda:N"; the error names the text and the accepted forms.
+Device parse_device(std::string_view text);
 
 // Number of usable CUDA devices: 0 when agf was built without CUDA or when no GPU is present.
 int cuda_device_count();

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "core/device.h"
+#include "tests/skip.h"
 #include "tests/tools/cli_runner.h"
 
 TEST_CASE("agf gradcheck --list names every op, --op runs one", "[cli]") {
@@ -25,4 +27,14 @@ TEST_CASE("agf reports bad flags and unknown ops with a non-zero exit", "[cli][e
   const CommandResult help = run_agf("--help");
   CHECK(help.status == 0);
   CHECK_THAT(help.output, Catch::Contains("gradcheck") && Catch::Contains("bench"));
+}
+
+TEST_CASE("agf gradcheck --device cuda without a GPU says why", "[cli][errors][cuda]") {
+  if (agf::cuda_device_count() > 0) AGF_SKIP("a GPU is present; this checks the error when there is none");
+  const CommandResult gpu = run_agf("gradcheck --op softmax --device cuda");
+  CHECK(gpu.status == 1);
+  CHECK_THAT(gpu.output, Catch::Contains("--device cuda") && Catch::Contains(agf::cuda_unavailable_reason()));
+  const CommandResult bad = run_agf("gradcheck --op softmax --device tpu");
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("'tpu' is not a device"));
 }

@@ -6,6 +6,7 @@
 //   agf gradcheck --op attention                            every attention check
 //   agf gradcheck --op attention --pos SCHEME [--pcmv] [--causal]          one attention configuration
 //   agf gradcheck --op attention --pos agf-m [--pcmv] [--causal] --explain the backward, step by step
+//   agf gradcheck --device cuda ...                         the same checks, evaluated on the GPU
 #include <fmt/core.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@ struct GradcheckFlags {
   std::string op;
   std::string pos;  // attention only
   bool pcmv = false, causal = false, explain = false;
+  std::string device = "cpu";
 };
 
 // The checks the flags select.
@@ -66,6 +68,12 @@ int run_gradcheck(const GradcheckFlags& flags) {
     return agf::cli::explain_attention(agf::ops::parse_positional_scheme(flags.pos), flags.pcmv, flags.causal);
   }
   const std::vector<const agf::OpCheck*> selected = select_checks(flags);
+  const agf::Device device = agf::parse_device(flags.device);
+  if (device.is_cuda()) {
+    AGF_CHECK(device.index < agf::cuda_device_count(), "gradcheck --device {}: {}", flags.device,
+              agf::cuda_device_count() == 0 ? agf::cuda_unavailable_reason() : "no such CUDA device");
+  }
+  const agf::GradcheckDeviceScope on_device(device);
   int failures = 0;
   for (const agf::OpCheck* check : selected) {
     const auto start = std::chrono::steady_clock::now();
@@ -90,6 +98,8 @@ const agf::cli::Registration registration{
                          "kerple-power, agf-b, agf-m, agf-f)");
       command.add_flag("--pcmv", flags->pcmv, "With --pos: PCM-V on (coefficient schemes)");
       command.add_flag("--causal", flags->causal, "With --pos: causal mask (decoder self-attention)");
+      command.add_option("--device", flags->device, "Evaluate the checks on cpu or cuda[:N] (inputs stay f64)")
+          ->capture_default_str();
       command.add_flag("--explain", flags->explain,
                        "With --op attention --pos agf-b|agf-m|agf-f: print every intermediate of a one-head, "
                        "four-token example (docs/agf-backprop.md)");
