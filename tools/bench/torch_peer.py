@@ -736,21 +736,46 @@ def bench_one(config: Config, args) -> tuple[float, float]:
     """Times `args.steps` training steps after `args.warmup` untimed ones: (target tokens/s, seconds/step).
 
     A step: forward on a fresh random batch (B sentences × T tokens each side, ids 4..V-1, no padding), the
-    loss, backward, Adam (β = (0.9, 0.98), eps 1e-9, lr 1e-4). f32, dropout as the preset's."""
+    loss, backward, Adam (β = (0.9, 0.98), eps 1e-9, lr 1e-4), dropout as the preset's. On `--device cuda`
+    with `--precision bf16|fp16` the step runs under torch.autocast (f32 weights and Adam state, half
+    compute copies, f32 softmax and loss) — the same split as agf's --precision — with a GradScaler for fp16."""
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise PeerError("bench: --device cuda but torch sees no CUDA device")
+    if args.precision != "fp32" and device.type != "cuda":
+        raise PeerError("bench: --precision bf16/fp16 needs --device cuda")
+    torch.set_default_device(device)  # the model's helper tensors (positions, masks, tables) are made there too
     torch.manual_seed(args.seed)
     model = Transformer(config)
     initialise(model, args.seed)
+    model.to(device)
     model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-    batches = [{name: torch.randint(FIRST_ORDINARY_ID, config.vocabulary_size, (args.batch, args.length))
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+    scaler = torch.amp.GradScaler("cuda") if args.precision == "fp16" else None
+    batches = [{name: torch.randint(FIRST_ORDINARY_ID, config.vocabulary_size, (args.batch, args.length), device=device)
                 for name in ("encoder_input", "decoder_input", "decoder_target")} for _ in range(4)]
+
+    def synchronize() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
     elapsed = 0.0
     for step in range(args.warmup + args.steps):
         batch = batches[step % len(batches)]
+        synchronize()
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        model.loss(batch).backward()
-        optimizer.step()
+        with torch.autocast(device.type, dtype=half, enabled=half is not None):
+            loss = model.loss(batch)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            optimizer.step()
+        synchronize()
         if step >= args.warmup:
             elapsed += time.perf_counter() - start
     return args.batch * args.length * args.steps / elapsed, elapsed / args.steps
@@ -764,7 +789,7 @@ def command_bench(args) -> None:
         labels = BENCH_SCHEMES
     else:
         labels = [args.pos + ("+pcmv" if args.pcmv else "")]
-    print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads, preset {args.preset}, "
+    print(f"# torch {torch.__version__}, {args.device}, {args.precision}, {torch.get_num_threads()} threads, preset {args.preset}, "
           f"batch {args.batch} x {args.length} tokens each side, vocabulary {args.vocab}, "
           f"{args.steps} timed steps after {args.warmup} warm-up", flush=True)
     for label in labels:
@@ -833,6 +858,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     bench.add_argument("--steps", type=int, default=10, help="timed steps (default 10)")
     bench.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
     bench.add_argument("--seed", type=int, default=0, help="seed of parameters, batches and dropout")
+    bench.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
+    bench.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"],
+                       help="fp32, or autocast to bf16/fp16 on CUDA (default fp32)")
 
     for sub in (grad, init, bench):
         sub.add_argument("--threads", type=int, default=2, help="torch intra-op threads (default 2)")
