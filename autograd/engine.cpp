@@ -65,7 +65,7 @@ void Variable::backward() const {
   AGF_CHECK(defined(), "backward() on an undefined variable");
   AGF_CHECK(data().numel() == 1, "backward() without a gradient needs a one-element output, got {}; pass "
             "the gradient of the loss with respect to it: backward(grad)", data().description());
-  backward(Tensor::ones(data().shape(), data().dtype()));
+  backward(Tensor::ones(data().shape(), data().dtype(), data().device()));
 }
 
 void Variable::backward(const Tensor& grad_output) const {

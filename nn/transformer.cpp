@@ -125,7 +125,8 @@ Variable Transformer::embed(const Tensor& ids, DropoutStream& dropout) {
   AGF_CHECK(ids.dim() == 2, "Transformer: token ids must be [B, T], got {}", ids.description());
   Variable x = embedding_->forward(ids) * std::sqrt(static_cast<double>(config_.d_model));
   if (config_.uses_sinusoidal()) {
-    const Tensor table = sinusoidal_positions(ids.size(1), config_.d_model, dtype_);
+    // Made where x is and in its dtype, so the model runs unchanged on a GPU and in half precision.
+    const Tensor table = sinusoidal_positions(ids.size(1), config_.d_model, x.dtype()).to(x.data().device());
     x = x + Variable(table);  // [T, D] broadcast over the batch
   }
   return dropout.apply(x, config_.dropout, training());
