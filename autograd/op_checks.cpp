@@ -149,6 +149,18 @@ const auto views_check = check(
     },
     [] { return std::vector{random_input({6, 4}, 48), random_input({3, 1}, 49)}; });
 
+// ---- dtype ----
+// The square is computed in f32 between two casts, so each value carries f32 rounding (relative 6e-8):
+// a step of 1e-2 keeps that noise at ~1e-5 of the gradient, and the central difference of a quadratic is
+// exact, so 1e-4 separates a right backward from a wrong one (a missing or doubled factor is off by O(1)).
+const auto cast_check = check(
+    "cast", "f64 → f32 → square in f32 → f64: both casts' backward convert the gradient back",
+    [](const Inputs& x) {
+      const Variable narrow = cast(x[0], DType::f32);
+      return cast(narrow * narrow, DType::f64);
+    },
+    [] { return std::vector{random_input({3, 4}, 50)}; }, GradcheckOptions{.step = 1e-2, .tolerance = 1e-4, .seed = 1234, .check = {}});
+
 }  // namespace
 
 }  // namespace agf
