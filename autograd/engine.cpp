@@ -37,8 +37,9 @@ std::vector<Tensor> Node::apply(const Tensor& grad_output) const {
             grads.size(), inputs_.size());
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined() || !inputs_[i].requires_grad()) continue;
-    AGF_CHECK(grads[i].shape() == inputs_[i].shape(), "op '{}': gradient of input {} is {} but the input is {}",
-              name_, i, grads[i].description(), inputs_[i].data().description());
+    AGF_CHECK(grads[i].shape() == inputs_[i].shape() && grads[i].dtype() == inputs_[i].dtype(),
+              "op '{}': gradient of input {} is {} but the input is {}", name_, i, grads[i].description(),
+              inputs_[i].data().description());
   }
   return grads;
 }

@@ -182,8 +182,8 @@ Variable transpose(const Variable& x, int64_t axis_a, int64_t axis_b) {
 // y = x[start:stop:step] along axis  =>  dL/dx is zero except the sliced positions, which receive g
 Variable slice(const Variable& x, int64_t axis, int64_t start, int64_t stop, int64_t step) {
   return make_result(x.data().slice(axis, start, stop, step), "slice", {x},
-                     [shape = x.shape(), axis, start, stop, step](const Tensor& g) {
-                       Tensor grad = Tensor::zeros(shape, g.dtype(), g.device());
+                     [shape = x.shape(), dtype = x.dtype(), axis, start, stop, step](const Tensor& g) {
+                       Tensor grad = Tensor::zeros(shape, dtype, g.device());
                        Tensor window = grad.slice(axis, start, stop, step);
                        window.copy_from(g);
                        return Grads{grad};
@@ -208,6 +208,14 @@ Variable concat(const std::vector<Variable>& parts, int64_t axis) {
 
 Variable contiguous(const Variable& x) {
   return make_result(x.data().contiguous(), "contiguous", {x}, [](const Tensor& g) { return Grads{g}; });
+}
+
+// ---- dtype -------------------------------------------------------------------------------------------------
+
+// y = cast(x)  =>  dL/dx = cast⁻¹(dL/dy): the conversion is the identity on values up to rounding.
+Variable cast(const Variable& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  return make_result(x.data().to(dtype), "cast", {x}, [from = x.dtype()](const Tensor& g) { return Grads{g.to(from)}; });
 }
 
 }  // namespace agf

@@ -69,4 +69,10 @@ Variable expand(const Variable& x, const Shape& shape);
 Variable concat(const std::vector<Variable>& parts, int64_t axis);
 Variable contiguous(const Variable& x);
 
+// ---- dtype ----
+// y = x converted to `dtype` (rounded to nearest even when narrowing); dL/dx = dL/dy converted back to
+// x's dtype. The identity (no node, no copy) when x already has `dtype`. Mixed precision uses it to
+// compute the loss in f32 from half-precision logits, as PyTorch's autocast does.
+Variable cast(const Variable& x, DType dtype);
+
 }  // namespace agf

@@ -1,6 +1,8 @@
 // The gradient checks of every differentiable op in autograd/functions.h, registered by name for
 // `agf gradcheck` and the tests. Each case draws f64 inputs from a fixed seed; several use broadcasting
 // or non-contiguous (transposed, sliced) inputs so that the strided paths are proven too.
+#include <cmath>
+
 #include "autograd/functions.h"
 #include "autograd/gradcheck.h"
 #include "core/random.h"
@@ -148,6 +150,24 @@ const auto views_check = check(
       return contiguous(transpose(s * e, 1, 2));
     },
     [] { return std::vector{random_input({6, 4}, 48), random_input({3, 1}, 49)}; });
+
+// ---- dtype ----
+// The square is computed in f32 between two casts. Inputs on a grid of 2^-10 and a step of 2^-6 keep
+// x ± h and (x ± h)² exact in f32 (at most 22 significant bits), and the central difference of a
+// quadratic is exact: what remains is the f32 rounding of the backward (relative 6e-8).
+const auto cast_check = check(
+    "cast", "f64 → f32 → square in f32 → f64: both casts' backward convert the gradient back",
+    [](const Inputs& x) {
+      const Variable narrow = cast(x[0], DType::f32);
+      return cast(narrow * narrow, DType::f64);
+    },
+    [] {
+      Tensor x = random_input({3, 4}, 50);
+      double* values = x.data<double>();
+      for (int64_t i = 0; i < x.numel(); ++i) values[i] = std::ldexp(std::round(std::ldexp(values[i], 10)), -10);
+      return std::vector{x};
+    },
+    GradcheckOptions{.step = 0.015625, .tolerance = 1e-6, .seed = 1234, .check = {}});
 
 }  // namespace
 

@@ -34,6 +34,28 @@ int64_t Module::parameter_count() const {
   return count;
 }
 
+Device Module::device() const {
+  const auto parameters = named_parameters();
+  return parameters.empty() ? Device::cpu() : parameters.front().second.data().device();
+}
+
+void Module::to(Device device) {
+  for (auto& [name, parameter] : named_parameters()) {
+    if (parameter.data().device() == device) continue;
+    parameter.mutable_data() = parameter.data().to(device);
+    parameter.zero_grad();
+  }
+}
+
+void Module::to(DType dtype) {
+  AGF_CHECK(is_floating(dtype), "Module::to({}): parameters are floating-point", dtype_name(dtype));
+  for (auto& [name, parameter] : named_parameters()) {
+    if (parameter.dtype() == dtype) continue;
+    parameter.mutable_data() = parameter.data().to(dtype);
+    parameter.zero_grad();
+  }
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& [name, child] : children_) child->train(on);

@@ -23,6 +23,14 @@ class Module {
   std::vector<Variable> parameters() const;
   int64_t parameter_count() const;  // number of scalar parameters
 
+  // Where the parameters live (the first parameter's device; the CPU for a module without parameters).
+  Device device() const;
+  // Move every parameter to `device` / convert every floating parameter to `dtype`. Each parameter's data
+  // is replaced inside its Variable, so whatever holds the Variables (an optimizer, a shared table) sees the
+  // new tensor; gradients are dropped. No copy for a parameter already there.
+  void to(Device device);
+  void to(DType dtype);
+
   // Training mode turns dropout on; evaluation mode off. Applies to the whole subtree.
   void train(bool on = true);
   void eval() { train(false); }

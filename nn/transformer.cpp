@@ -113,7 +113,7 @@ template class Stack<DecoderLayer>;
 
 // ---- the model -------------------------------------------------------------------------------------------
 
-Transformer::Transformer(TransformerConfig config, uint64_t seed, DType dtype) : config_(std::move(config)), dtype_(dtype) {
+Transformer::Transformer(TransformerConfig config, uint64_t seed, DType dtype) : config_(std::move(config)) {
   config_.validate();
   Generator generator(seed);
   embedding_ = register_module("embedding", std::make_shared<Embedding>(config_.vocabulary_size, config_.d_model, generator, dtype));
@@ -125,7 +125,7 @@ Variable Transformer::embed(const Tensor& ids, DropoutStream& dropout) {
   AGF_CHECK(ids.dim() == 2, "Transformer: token ids must be [B, T], got {}", ids.description());
   Variable x = embedding_->forward(ids) * std::sqrt(static_cast<double>(config_.d_model));
   if (config_.uses_sinusoidal()) {
-    // Made where x is and in its dtype, so the model runs unchanged on a GPU and in half precision.
+    // In the parameters' dtype and on their device (Module::to may have moved or converted them).
     const Tensor table = sinusoidal_positions(ids.size(1), config_.d_model, x.dtype()).to(x.data().device());
     x = x + Variable(table);  // [T, D] broadcast over the batch
   }

@@ -84,7 +84,6 @@ class Transformer : public Module {
 
  private:
   TransformerConfig config_;
-  DType dtype_;
   std::shared_ptr<Embedding> embedding_;
   std::shared_ptr<Stack<EncoderLayer>> encoder_;
   std::shared_ptr<Stack<DecoderLayer>> decoder_;

@@ -10,8 +10,9 @@ Adam::Adam(std::vector<std::pair<std::string, Variable>> parameters, AdamOptions
     : parameters_(std::move(parameters)), options_(options) {
   for (const auto& [name, parameter] : parameters_) {
     AGF_CHECK(parameter.data().is_contiguous(), "Adam: parameter '{}' is not contiguous", name);
-    first_moment_.push_back(Tensor::zeros(parameter.shape(), parameter.dtype()));
-    second_moment_.push_back(Tensor::zeros(parameter.shape(), parameter.dtype()));
+    // The moments live beside their parameter, in its dtype (f32 masters under mixed precision).
+    first_moment_.push_back(Tensor::zeros(parameter.shape(), parameter.dtype(), parameter.data().device()));
+    second_moment_.push_back(Tensor::zeros(parameter.shape(), parameter.dtype(), parameter.data().device()));
   }
 }
 
@@ -67,7 +68,12 @@ void Adam::load_state(const std::vector<std::pair<std::string, Tensor>>& tensors
       const Tensor& saved = find(prefix + name);
       AGF_CHECK(saved.shape() == moment->shape(), "Adam::load_state: '{}{}' is {} but the parameter is {}", prefix,
                 name, saved.description(), moment->description());
-      moment->copy_from(saved);
+      if (moment->device().is_cpu()) {
+        moment->copy_from(saved);
+      } else {
+        // Converted on the host, then moved: a fresh tensor on the moment's device.
+        *moment = saved.to(Device::cpu()).to(moment->dtype()).contiguous().to(moment->device());
+      }
     }
   }
   steps_ = steps;

@@ -32,6 +32,14 @@ Batch from_sequence_batch(const data::SequenceBatch& sequences) {
 }
 }  // namespace
 
+Batch Batch::to(Device device) const {
+  Batch moved = *this;
+  for (Tensor* tensor : {&moved.encoder_input, &moved.source_lengths, &moved.decoder_input, &moved.decoder_target}) {
+    *tensor = tensor->to(device);
+  }
+  return moved;
+}
+
 Batch make_batch(const data::TokenDataset& dataset, std::span<const uint32_t> indexes) {
   return from_sequence_batch(data::make_sequence_batch(dataset, indexes));
 }

@@ -15,6 +15,8 @@ struct Batch {
   Tensor decoder_target;  // [B, Tt] i64: target ids + eos, padded with 0 (ignored by the loss)
   int64_t target_tokens = 0;
   int64_t rows() const { return encoder_input.size(0); }
+  // The same batch with its tensors on `device` (itself when they are there already).
+  Batch to(Device device) const;
 };
 
 Batch make_batch(const data::TokenDataset& dataset, std::span<const uint32_t> indexes);

@@ -19,7 +19,7 @@ uint64_t parse_unsigned(const std::map<std::string, std::string>& metadata, cons
 }  // namespace
 
 std::map<std::string, std::string> TrainingState::to_metadata() const {
-  return {{"agf.state.step", std::to_string(step)},
+  std::map<std::string, std::string> metadata{{"agf.state.step", std::to_string(step)},
           {"agf.state.epoch", std::to_string(epoch)},
           {"agf.state.batch", std::to_string(batch)},
           {"agf.state.dropout_seed", std::to_string(dropout_seed)},
@@ -27,6 +27,13 @@ std::map<std::string, std::string> TrainingState::to_metadata() const {
           {"agf.state.best_valid_accuracy", fmt::format("{:.17g}", best_valid_accuracy)},
           {"agf.state.target_tokens", std::to_string(target_tokens)},
           {"agf.state.elapsed_seconds", fmt::format("{:.17g}", elapsed_seconds)}};
+  metadata["agf.state.precision"] = precision;
+  if (loss_scaler) {
+    metadata["agf.state.loss_scale"] = fmt::format("{:.17g}", loss_scaler->scale);
+    metadata["agf.state.loss_scale_good_steps"] = std::to_string(loss_scaler->good_steps);
+    metadata["agf.state.skipped_steps"] = std::to_string(loss_scaler->skipped_steps);
+  }
+  return metadata;
 }
 
 TrainingState TrainingState::from_metadata(const std::map<std::string, std::string>& metadata) {
@@ -39,15 +46,36 @@ TrainingState TrainingState::from_metadata(const std::map<std::string, std::stri
   state.best_valid_accuracy = std::stod(metadata.at("agf.state.best_valid_accuracy"));
   state.target_tokens = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.target_tokens"));
   state.elapsed_seconds = std::stod(metadata.at("agf.state.elapsed_seconds"));
+  // Written since mixed precision: older checkpoints are fp32 runs without a scaler state.
+  if (const auto found = metadata.find("agf.state.precision"); found != metadata.end()) state.precision = found->second;
+  if (metadata.count("agf.state.loss_scale")) {
+    LossScalerState scaler;
+    try {
+      scaler.scale = std::stod(metadata.at("agf.state.loss_scale"));
+    } catch (const std::logic_error&) {
+      fail("checkpoint metadata 'agf.state.loss_scale' is not a number: '{}'", metadata.at("agf.state.loss_scale"));
+    }
+    scaler.good_steps = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.loss_scale_good_steps"));
+    scaler.skipped_steps = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.skipped_steps"));
+    state.loss_scaler = scaler;
+  }
   return state;
 }
 
 void save_checkpoint(const std::string& path, const nn::Module& model, const nn::TransformerConfig& config,
                      const std::string& bpe_json, const Adam* optimizer, const TrainingState* state) {
+  save_checkpoint(path, model.named_parameters(), config, bpe_json, optimizer, state);
+}
+
+void save_checkpoint(const std::string& path, const std::vector<std::pair<std::string, Variable>>& parameters,
+                     const nn::TransformerConfig& config, const std::string& bpe_json, const Adam* optimizer,
+                     const TrainingState* state) {
   std::vector<std::pair<std::string, Tensor>> tensors;
-  for (const auto& [name, parameter] : model.named_parameters()) tensors.emplace_back(name, parameter.data());
+  for (const auto& [name, parameter] : parameters) tensors.emplace_back(name, parameter.data().to(Device::cpu()));
   if (optimizer) {
-    for (const auto& [name, moment] : optimizer->state()) tensors.emplace_back(kOptimizerPrefix + name, moment);
+    for (const auto& [name, moment] : optimizer->state()) {
+      tensors.emplace_back(kOptimizerPrefix + name, moment.to(Device::cpu()));
+    }
   }
   std::map<std::string, std::string> metadata = config.to_metadata();
   metadata["format"] = "pt";  // what the safetensors library expects of PyTorch-loadable files

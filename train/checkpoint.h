@@ -10,6 +10,7 @@
 #include "nn/module.h"
 #include "nn/transformer_config.h"
 #include "train/adam.h"
+#include "train/loss_scaler.h"
 #include "train/safetensors.h"
 
 namespace agf::train {
@@ -21,6 +22,8 @@ struct TrainingState {
   double best_valid_accuracy = -1;
   int64_t target_tokens = 0;     // seen so far
   double elapsed_seconds = 0;    // training time so far (not counting validation)
+  std::string precision = "fp32";               // --precision of the run (checkpoints hold f32 weights at any)
+  std::optional<LossScalerState> loss_scaler;   // absent in checkpoints written before mixed precision
 
   std::map<std::string, std::string> to_metadata() const;
   static TrainingState from_metadata(const std::map<std::string, std::string>& metadata);
@@ -36,6 +39,11 @@ struct Checkpoint {
 // Writes atomically (see save_safetensors). `optimizer` and `state` may be null (a model-only file).
 void save_checkpoint(const std::string& path, const nn::Module& model, const nn::TransformerConfig& config,
                      const std::string& bpe_json, const Adam* optimizer, const TrainingState* state);
+// The same with the weights given by name: under mixed precision the f32 masters, not the model's
+// half-precision compute copies. Tensors on another device are copied to the CPU first.
+void save_checkpoint(const std::string& path, const std::vector<std::pair<std::string, Variable>>& parameters,
+                     const nn::TransformerConfig& config, const std::string& bpe_json, const Adam* optimizer,
+                     const TrainingState* state);
 
 Checkpoint load_checkpoint(const std::string& path);
 

@@ -9,6 +9,7 @@
 #include "data/bpe_model.h"
 #include "ops/concat.h"
 #include "ops/softmax.h"
+#include "train/mixed_precision.h"
 
 namespace agf::train {
 
@@ -25,10 +26,11 @@ class EvaluationMode {
   bool was_training_;
 };
 
-Tensor ids_tensor(const std::vector<std::vector<int32_t>>& rows, int64_t columns, int32_t padding) {
+// [rows, columns] i64 ids, right-padded, on `device`.
+Tensor ids_tensor(const std::vector<std::vector<int32_t>>& rows, int64_t columns, int32_t padding, Device device) {
   std::vector<int64_t> flat(rows.size() * static_cast<std::size_t>(columns), padding);
   for (std::size_t r = 0; r < rows.size(); ++r) std::copy(rows[r].begin(), rows[r].end(), flat.begin() + r * columns);
-  return Tensor::from_vector(flat, {static_cast<int64_t>(rows.size()), columns}, DType::i64);
+  return Tensor::from_vector(flat, {static_cast<int64_t>(rows.size()), columns}, DType::i64).to(device);
 }
 
 // Log-probabilities of the next token after each prefix: [rows, V] (f64 values for ranking).
@@ -37,7 +39,7 @@ std::vector<std::vector<double>> next_token_log_probs(nn::Transformer& model, co
                                                       nn::DropoutStream& dropout) {
   int64_t longest = 0;
   for (const auto& prefix : prefixes) longest = std::max<int64_t>(longest, static_cast<int64_t>(prefix.size()));
-  const Variable hidden = model.decode(ids_tensor(prefixes, longest, data::pad_id), memory, source_lengths, dropout);
+  const Variable hidden = model.decode(ids_tensor(prefixes, longest, data::pad_id, model.device()), memory, source_lengths, dropout);
   // Only each row's last real position matters: gather those rows, then project.
   std::vector<Variable> last;
   for (std::size_t r = 0; r < prefixes.size(); ++r) {
@@ -45,7 +47,9 @@ std::vector<std::vector<double>> next_token_log_probs(nn::Transformer& model, co
                          static_cast<int64_t>(prefixes[r].size()) - 1, static_cast<int64_t>(prefixes[r].size())));
   }
   const Variable logits = model.project(concat(last, 0));  // [rows, 1, V]
-  const Tensor log_probs = ops::log_softmax_forward(logits.data().reshape({static_cast<int64_t>(prefixes.size()), -1}));
+  // In f32 at least (half logits are widened) on the model's device; ranked on the host.
+  const Tensor wide = logits.data().reshape({static_cast<int64_t>(prefixes.size()), -1}).to(accumulation_dtype(logits.dtype()));
+  const Tensor log_probs = ops::log_softmax_forward(wide).to(Device::cpu());
   std::vector<std::vector<double>> result(prefixes.size());
   const std::vector<double> values = log_probs.to_double_vector();
   const std::size_t vocabulary = values.size() / prefixes.size();
@@ -79,8 +83,9 @@ std::vector<std::vector<int32_t>> greedy_batch(nn::Transformer& model, const std
     lengths.push_back(static_cast<int64_t>(encoder_rows.back().size()));
     longest = std::max(longest, lengths.back());
   }
-  const Tensor all_lengths = Tensor::from_vector(lengths, {static_cast<int64_t>(sources.size())}, DType::i64);
-  const Tensor all_memory = model.encode(ids_tensor(encoder_rows, longest, data::pad_id), all_lengths, dropout).data();
+  const Device device = model.device();
+  const Tensor all_lengths = Tensor::from_vector(lengths, {static_cast<int64_t>(sources.size())}, DType::i64).to(device);
+  const Tensor all_memory = model.encode(ids_tensor(encoder_rows, longest, data::pad_id, device), all_lengths, dropout).data();
   std::vector<std::vector<int32_t>> prefixes(sources.size(), std::vector<int32_t>{data::bos_id});
   std::vector<std::size_t> active(sources.size());
   std::iota(active.begin(), active.end(), 0);
@@ -141,14 +146,16 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
   std::vector<int32_t> encoder_row = source;
   encoder_row.push_back(data::eos_id);
   const int64_t source_length = static_cast<int64_t>(encoder_row.size());
-  const Variable single_memory = model.encode(ids_tensor({encoder_row}, source_length, data::pad_id),
-                                              Tensor::from_vector(std::vector<int64_t>{source_length}, {1}, DType::i64), dropout);
+  const Device device = model.device();
+  const Variable single_memory = model.encode(ids_tensor({encoder_row}, source_length, data::pad_id, device),
+                                              Tensor::from_vector(std::vector<int64_t>{source_length}, {1}, DType::i64).to(device),
+                                              dropout);
   std::vector<Hypothesis> alive{{{data::bos_id}, 0.0}}, finished;
   const int64_t limit = length_limit(source, options);
   for (int64_t step = 0; step < limit && !alive.empty(); ++step) {
     const auto rows = static_cast<int64_t>(alive.size());
     const Variable memory = contiguous(expand(single_memory, {rows, source_length, single_memory.size(2)}));
-    const Tensor lengths = Tensor::full({rows}, static_cast<double>(source_length), DType::i64);
+    const Tensor lengths = Tensor::full({rows}, static_cast<double>(source_length), DType::i64).to(device);
     std::vector<std::vector<int32_t>> prefixes;
     for (const auto& h : alive) prefixes.push_back(h.tokens);
     const auto log_probs = next_token_log_probs(model, prefixes, memory, lengths, dropout);

@@ -7,6 +7,7 @@
 #include "data/bpe_model.h"
 #include "ops/softmax.h"
 #include "train/batch.h"
+#include "train/mixed_precision.h"
 
 namespace agf::train {
 
@@ -24,10 +25,13 @@ EvaluationResult evaluate(nn::Transformer& model, const data::TokenDataset& data
     int64_t correct = 0;
     const double eps = options.label_smoothing;
     for (const auto& indexes : sampler.epoch_batches(0)) {
-      const Batch batch = make_batch(dataset, indexes);
-      const Variable logits = model.forward(batch.encoder_input, batch.source_lengths, batch.decoder_input, dropout);
+      const Batch batch = make_batch(dataset, indexes);  // on the CPU: the targets are read here
+      const Batch on_device = batch.to(model.device());
+      const Variable logits = model.forward(on_device.encoder_input, on_device.source_lengths, on_device.decoder_input, dropout);
       const int64_t vocabulary = logits.size(-1);
-      const Tensor log_probs = ops::log_softmax_forward(logits.data().reshape({-1, vocabulary})).to(DType::f64);
+      // Log-softmax on the model's device, in f32 at least (half logits are widened first), then to the host.
+      const Tensor wide = logits.data().reshape({-1, vocabulary}).to(accumulation_dtype(logits.dtype()));
+      const Tensor log_probs = ops::log_softmax_forward(wide).to(Device::cpu()).to(DType::f64);
       const double* lp = log_probs.data<double>();
       const std::vector<int64_t> targets = batch.decoder_target.to_int_vector();
       for (std::size_t position = 0; position < targets.size(); ++position) {

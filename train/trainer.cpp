@@ -19,8 +19,10 @@
 #include "train/adam.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
+#include "train/device_flag.h"
 #include "train/evaluate.h"
 #include "train/metrics_log.h"
+#include "train/mixed_precision.h"
 
 namespace fs = std::filesystem;
 
@@ -70,10 +72,13 @@ std::string format_duration(double seconds) {
                        : fmt::format("{}:{:02d}", total / 60, total % 60);
 }
 
-// Label-smoothed cross-entropy of logits [B, T, V] against targets [B, T] (pad ignored).
+// Label-smoothed cross-entropy of logits [B, T, V] against targets [B, T] (pad ignored). Half-precision
+// logits are cast to f32 first (as PyTorch's autocast does): the softmax, the loss and its gradient — the
+// seed of the scaled backward pass — are f32; the cast's backward hands the logits an f16/bf16 gradient.
 Variable sequence_loss(const Variable& logits, const Tensor& targets, double label_smoothing) {
   const int64_t vocabulary = logits.size(-1);
-  return cross_entropy(reshape(logits, {-1, vocabulary}), targets.reshape({-1}),
+  const Variable wide = cast(logits, accumulation_dtype(logits.dtype()));
+  return cross_entropy(reshape(wide, {-1, vocabulary}), targets.reshape({-1}),
                        {.label_smoothing = label_smoothing, .ignore_index = data::pad_id});
 }
 
@@ -88,6 +93,10 @@ TrainSummary train(const TrainOptions& options) {
   AGF_CHECK(options.max_steps >= 1, "train: --max-steps must be at least 1, got {}", options.max_steps);
   AGF_CHECK(options.update_freq >= 1, "train: --update-freq must be at least 1, got {}", options.update_freq);
   AGF_CHECK(options.valid_every >= 1, "train: --valid-every must be at least 1, got {}", options.valid_every);
+  check_device_usable(options.device);
+  AGF_CHECK(options.precision == Precision::fp32 || options.device.is_cuda(), "train: --precision {} needs --device "
+            "cuda: the CPU kernels compute in f32 and f64 only (f16 and bf16 are storage types there)",
+            precision_name(options.precision));
   const fs::path data_dir(options.data_dir), run_dir(options.out_dir), checkpoint_dir = run_dir / "checkpoints";
   for (const char* file : {"bpe.json", "train.bin", "valid.bin"}) {
     AGF_CHECK(fs::exists(data_dir / file), "train: {} is missing in --data {} (make it with `agf corpus prepare`)", file,
@@ -117,18 +126,32 @@ TrainSummary train(const TrainOptions& options) {
     AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()), "{}: the model has {} tokens but {} "
               "has {}", resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());
   }
+  // The model is made (or loaded) in f32 on the CPU, then moved to the device; the optimizer keeps f32
+  // masters of it and, under fp16/bf16, turns the model's parameters into half-precision compute copies.
   nn::Transformer model(config, options.seed);
   model.train();
-  Adam adam(model.named_parameters());
   TrainingState state;
   state.dropout_seed = options.seed ^ 0x5eed'd209'0a7fULL;
   data::BatchSampler sampler = data::BatchSampler::for_dataset(train_set, {.max_tokens = options.max_tokens, .seed = options.seed});
   if (checkpoint) {
     load_parameters(model, *checkpoint, resume_from);
     state = *checkpoint->state;
-    adam.load_state(optimizer_state(*checkpoint), state.step);
     sampler.seek({state.epoch, state.batch});
   }
+  model.to(options.device);
+  MixedPrecisionOptimizer optimizer(model.named_parameters(), mixed_precision_options(options.precision));
+  const std::string precision = std::string(precision_name(options.precision));
+  if (checkpoint) {
+    // Checkpoints from before mixed precision have no scaler state: a fresh scaler, nothing skipped.
+    LossScalerState scaler = state.loss_scaler.value_or(optimizer.scaler().state());
+    if (state.precision != precision) {
+      fmt::print(stderr, "note: {} was trained with --precision {}; continuing in {} with a fresh loss scale\n",
+                 resume_from, state.precision, precision);
+      scaler = {.scale = optimizer.scaler().scale(), .good_steps = 0, .skipped_steps = scaler.skipped_steps};
+    }
+    optimizer.load_state(optimizer_state(*checkpoint), state.step, scaler);
+  }
+  state.precision = precision;
   nn::DropoutStream dropout(state.dropout_seed);
   dropout.generator().set_offset(state.dropout_offset);
   MetricsLog metrics((run_dir / "metrics.jsonl").string(), checkpoint ? state.step : -1);
@@ -137,19 +160,25 @@ TrainSummary train(const TrainOptions& options) {
   auto say = [&](const std::string& line) {
     if (!options.quiet) fmt::print(stderr, "{}{}\n", terminal ? "\r\033[K" : "", line);
   };
-  say(checkpoint ? fmt::format("resuming {} at step {} ({})", options.out_dir, state.step, resume_from)
-                 : fmt::format("training {} {} ({} parameters) on {} pairs, {} steps", config.preset, config.scheme_label(),
-                               model.parameter_count(), train_set.size(), options.max_steps));
+  const std::string placement = options.device.is_cpu() && options.precision == Precision::fp32
+                                    ? "" : fmt::format(" on {} in {}", options.device.name(), precision);
+  say(checkpoint ? fmt::format("resuming {} at step {} ({}){}", options.out_dir, state.step, resume_from, placement)
+                 : fmt::format("training {} {} ({} parameters) on {} pairs, {} steps{}", config.preset, config.scheme_label(),
+                               model.parameter_count(), train_set.size(), options.max_steps, placement));
 
   // ---- checkpoints and validation ----
   const std::string bpe_json = bpe.to_json();
   TrainSummary summary;
   summary.parameters = model.parameter_count();
+  summary.skipped_steps = optimizer.scaler().skipped_steps();
+  summary.loss_scale = optimizer.loss_scale();
   auto write_checkpoint = [&](const std::string& path) {
     state.epoch = sampler.position().epoch;
     state.batch = sampler.position().batch;
     state.dropout_offset = dropout.generator().offset();
-    save_checkpoint(path, model, config, bpe_json, &adam, &state);
+    state.loss_scaler = optimizer.scaler().state();
+    // f32 master weights and moments, on the CPU, whatever the device and precision of the run.
+    save_checkpoint(path, optimizer.master_parameters(), config, bpe_json, &optimizer.adam(), &state);
   };
   auto save_step_checkpoint = [&] {
     const fs::path path = checkpoint_dir / step_checkpoint_name(state.step);
@@ -200,28 +229,34 @@ TrainSummary train(const TrainOptions& options) {
     const auto step_start = std::chrono::steady_clock::now();
     double loss_sum = 0;
     int64_t step_tokens = 0;
+    const double loss_scale = optimizer.loss_scale();  // 1 unless fp16
     for (int64_t micro = 0; micro < options.update_freq; ++micro) {
-      const Batch batch = make_batch(train_set, sampler.next());
+      const Batch batch = make_batch(train_set, sampler.next()).to(options.device);
       const Variable logits = model.forward(batch.encoder_input, batch.source_lengths, batch.decoder_input, dropout);
       const Variable loss = sequence_loss(logits, batch.decoder_target, options.label_smoothing);
-      // Accumulated batches: the update follows the mean of the per-batch losses.
-      (loss * (1.0 / static_cast<double>(options.update_freq))).backward();
-      loss_sum += loss.item();
+      // Accumulated batches: the update follows the mean of the per-batch losses; the loss scale S
+      // multiplies every gradient (the optimizer divides it out again).
+      (loss * (loss_scale / static_cast<double>(options.update_freq))).backward();
+      loss_sum += loss.data().to(Device::cpu()).item();
       step_tokens += batch.target_tokens;
     }
-    const double grad_norm = clip_grad_norm(model.parameters(), options.clip_norm);
     const double lr = inverse_sqrt_lr(options.lr, state.step + 1, options.warmup);
-    adam.step(lr);
-    adam.zero_grad();
+    // Unscale, check, clip, Adam — or skip the update when a gradient is inf or nan.
+    const UpdateOutcome update = optimizer.step(lr, options.clip_norm);
+    const int64_t skipped_steps = optimizer.scaler().skipped_steps();
     ++state.step;
     state.target_tokens += step_tokens;
     const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     state.elapsed_seconds += step_seconds;
     const double loss = loss_sum / static_cast<double>(options.update_freq);
-    metrics.write({{"step", state.step}, {"split", "train"}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
+    // A non-finite grad_norm (a skipped step) is written as null: JSON has no inf or nan.
+    metrics.write({{"step", state.step}, {"split", "train"}, {"loss", loss}, {"lr", lr}, {"grad_norm", update.grad_norm},
+                   {"loss_scale", update.loss_scale}, {"skipped_steps", skipped_steps},
                    {"target_tokens", step_tokens}, {"tokens_per_second", static_cast<double>(step_tokens) / step_seconds},
                    {"epoch", sampler.position().epoch}});
     summary.last_loss = loss;
+    summary.skipped_steps = skipped_steps;
+    summary.loss_scale = optimizer.loss_scale();
     validated_at_current_step = false;
 
     const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -231,8 +266,9 @@ TrainSummary train(const TrainOptions& options) {
       const double per_step = (state.elapsed_seconds - elapsed_before) / static_cast<double>(state.step - first_step);
       double remaining = per_step * static_cast<double>(options.max_steps - state.step);
       if (options.max_minutes > 0) remaining = std::min(remaining, std::max(0.0, options.max_minutes * 60 - run_seconds));
-      const std::string line = fmt::format("step {}/{} | epoch {} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | ETA {}",
+      const std::string line = fmt::format("step {}/{} | epoch {} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s{} | ETA {}",
                                            state.step, options.max_steps, sampler.position().epoch + 1, loss, lr, throughput,
+                                           skipped_steps > 0 ? fmt::format(" | skipped {}", skipped_steps) : "",
                                            format_duration(remaining));
       if (terminal) {
         fmt::print(stderr, "\r\033[K{}", line);

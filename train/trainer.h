@@ -2,11 +2,14 @@
 // The training loop (SPEC §6): label-smoothed cross-entropy, Adam with inverse-square-root warmup,
 // global-norm clipping, token-budget batches, gradient accumulation, periodic validation (loss,
 // perplexity, token accuracy, BLEU), atomic checkpoints (last N and the best), exact resumption, and a
-// metrics.jsonl with one JSON object per step and per validation.
+// metrics.jsonl with one JSON object per step and per validation. On the CPU or a CUDA device, in f32 or
+// mixed precision (f16/bf16 compute, f32 master weights, loss scaling: train/mixed_precision.h).
 #include <cstdint>
 #include <string>
 
+#include "core/device.h"
 #include "nn/transformer_config.h"
+#include "train/mixed_precision.h"
 
 namespace agf::train {
 
@@ -27,6 +30,8 @@ struct TrainOptions {
   int64_t keep_last = 3;           // step checkpoints kept (best.safetensors is kept besides)
   int64_t log_every = 10;          // plain progress lines when stderr is not a terminal
   uint64_t seed = 1;               // parameters, data order and dropout
+  Device device = Device::cpu();   // where the model, the batches and every step's tensors live
+  Precision precision = Precision::fp32;  // fp16/bf16: half-precision compute, f32 masters (train/mixed_precision.h)
   bool resume = false;             // continue from RUN/checkpoints' latest step checkpoint
   bool quiet = false;              // no progress output
 };
@@ -37,6 +42,8 @@ struct TrainSummary {
   double last_loss = 0;
   double valid_loss = 0, token_accuracy = 0, bleu = 0;
   double target_tokens_per_second = 0;
+  int64_t skipped_steps = 0;  // steps skipped for non-finite gradients (the whole run, resumed parts included)
+  double loss_scale = 1;      // the loss scale at the end
   std::string last_checkpoint;
   bool interrupted = false;  // stopped by SIGINT/SIGTERM or the time limit (a checkpoint was written)
 };

@@ -12,6 +12,7 @@
 
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
+#include "core/device.h"
 #include "train/checkpoint.h"
 
 namespace {
@@ -182,4 +183,78 @@ TEST_CASE("bad training flags and inputs give clear errors", "[train][cli][error
   const auto missing_split = run_agf("train --data " + scratch.path().string() + " --out " + scratch.file("f"));
   CHECK(missing_split.status == 1);
   CHECK_THAT(missing_split.output, Catch::Contains("train.bin is missing in --data"));
+}
+
+TEST_CASE("half precision needs --device cuda, and a missing GPU is refused with its reason", "[train][cli][errors][mixed-precision]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = scratch.path().string();  // never read: the flags are refused first
+  for (const char* precision : {"fp16", "bf16"}) {
+    const auto refused = run_agf("train --data " + data + " --out " + scratch.file("a") + " --precision " + precision);
+    INFO(refused.output);
+    CHECK(refused.status == 1);
+    CHECK_THAT(refused.output, Catch::Contains(std::string("--precision ") + precision + " needs --device cuda") &&
+                               Catch::Contains("CPU kernels compute in f32 and f64"));
+  }
+  const auto bad_precision = run_agf("train --data " + data + " --out " + scratch.file("b") + " --precision fp8");
+  CHECK(bad_precision.status == 1);
+  CHECK_THAT(bad_precision.output, Catch::Contains("--precision: expected fp32, fp16 or bf16, got 'fp8'"));
+  const auto bad_device = run_agf("train --data " + data + " --out " + scratch.file("c") + " --device tpu");
+  CHECK(bad_device.status == 1);
+  CHECK_THAT(bad_device.output, Catch::Contains("--device: expected cpu, cuda or cuda:N, got 'tpu'"));
+  if (agf::cuda_device_count() > 0) {
+    const auto past_last = run_agf("train --data " + data + " --out " + scratch.file("d") + " --device cuda:99");
+    CHECK(past_last.status == 1);
+    CHECK_THAT(past_last.output, Catch::Contains("--device cuda:99: this machine has"));
+    return;  // a GPU is here: `--device cuda` works (the CUDA tests train with it)
+  }
+  const std::string reason = agf::cuda_unavailable_reason();
+  REQUIRE_FALSE(reason.empty());
+  for (const std::string command : {"train --data " + data + " --out " + scratch.file("e") + " --device cuda",
+                                    "train --data " + data + " --out " + scratch.file("f") + " --device cuda --precision bf16",
+                                    "eval --checkpoint " + std::string(AGF_BINARY) + " --data " + data + " --device cuda",
+                                    "translate --checkpoint " + std::string(AGF_BINARY) + " --device cuda:1 < /dev/null"}) {
+    const auto refused = run_agf(command);
+    INFO(command << "\n" << refused.output);
+    CHECK(refused.status == 1);
+    CHECK_THAT(refused.output, Catch::Contains("--device cuda") && Catch::Contains(reason));
+  }
+}
+
+TEST_CASE("metrics.jsonl and checkpoints carry the loss scale, skipped steps and precision", "[train][cli][mixed-precision]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = prepare_fixture(scratch);
+  const std::string run = scratch.file("run");
+  const auto trained = run_agf("train --data " + data + " --out " + run + tiny_flags +
+                               " --max-steps 4 --valid-every 4 --device cpu --precision fp32");
+  INFO(trained.output);
+  REQUIRE(trained.status == 0);
+  std::ifstream in(run + "/metrics.jsonl");
+  int64_t train_records = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line);
+    if (record.at("split") != "train") continue;
+    ++train_records;
+    CHECK(record.at("loss_scale").get<double>() == 1.0);
+    CHECK(record.at("skipped_steps").get<int64_t>() == 0);
+  }
+  CHECK(train_records == 4);
+  const auto checkpoint = agf::train::load_checkpoint(run + "/checkpoints/step_00000004.safetensors");
+  REQUIRE(checkpoint.state.has_value());
+  CHECK(checkpoint.state->precision == "fp32");
+  REQUIRE(checkpoint.state->loss_scaler.has_value());
+  CHECK(checkpoint.state->loss_scaler->scale == 1.0);
+  CHECK(checkpoint.state->loss_scaler->skipped_steps == 0);
+  for (const auto& [name, tensor] : checkpoint.file.tensors) {
+    INFO(name);
+    CHECK(tensor.dtype() == agf::DType::f32);
+  }
+  // eval and translate take --device too.
+  const auto evaluated = run_agf("eval --device cpu --bleu-sentences 2 --checkpoint " + run +
+                                 "/checkpoints/step_00000004.safetensors --data " + data);
+  INFO(evaluated.output);
+  CHECK(evaluated.status == 0);
+  CHECK_THAT(evaluated.output, Catch::Contains("token accuracy"));
+  const auto translated = run_agf("translate --device cpu --checkpoint " + run + "/checkpoints/step_00000004.safetensors < " +
+                                  fixture + "/train.en");
+  CHECK(translated.status == 0);
 }

@@ -6,6 +6,7 @@
 #include "data/bpe_codec.h"
 #include "tools/agf/command.h"
 #include "train/checkpoint.h"
+#include "train/device_flag.h"
 #include "train/evaluate.h"
 
 namespace {
@@ -15,10 +16,14 @@ struct EvalFlags {
   int64_t bleu_sentences = -1;  // -1: the whole split
   int beam = 1;
   uint64_t max_tokens = 4096;
+  std::string device = "cpu";
 };
 
 void run_eval(const EvalFlags& flags) {
+  const agf::Device device = agf::train::parse_device(flags.device);
+  agf::train::check_device_usable(device);
   auto loaded = agf::train::load_model(flags.checkpoint);
+  loaded.model->to(device);  // f32 weights, as the checkpoint stores them
   AGF_CHECK(loaded.bpe.vocab_size() > 0, "{}: the checkpoint carries no BPE model", flags.checkpoint);
   const std::string path = (std::filesystem::path(flags.data) / (flags.split + ".bin")).string();
   AGF_CHECK(std::filesystem::exists(path), "eval: {} does not exist (splits come from `agf corpus prepare`)", path);
@@ -43,6 +48,7 @@ const agf::cli::Registration registration{"eval", "Token accuracy, loss and BLEU
   command.add_option("--bleu-sentences", flags->bleu_sentences, "Sentences translated for BLEU (default: all; 0: none)");
   command.add_option("--beam", flags->beam, "Beam size of the translations (1: greedy)")->capture_default_str()->check(CLI::PositiveNumber);
   command.add_option("--max-tokens", flags->max_tokens, "Padded token slots per batch")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
   command.callback([flags] { run_eval(*flags); });
 }};
 

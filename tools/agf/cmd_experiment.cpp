@@ -4,6 +4,7 @@
 
 #include "tools/agf/command.h"
 #include "tools/agf/model_flags.h"
+#include "train/device_flag.h"
 #include "train/experiment.h"
 
 namespace {
@@ -12,6 +13,7 @@ struct ExperimentFlags {
   agf::cli::ModelFlags model;
   agf::train::ExperimentOptions options;
   int threads = 0;
+  std::string device = "cpu", precision = "fp32";
 };
 
 const agf::cli::Registration registration{"experiment", "Run a grid of trainings and summarise it", [](CLI::App& command) {
@@ -36,8 +38,12 @@ const agf::cli::Registration registration{"experiment", "Run a grid of trainings
   paper->add_option("--best-count", flags->options.best_count, "How many best schemes get --best-seeds")->capture_default_str()->check(CLI::NonNegativeNumber);
   paper->add_option("--schemes", flags->options.schemes, "Scheme labels instead of the paper's grid (e.g. vanilla agf-m+pcmv)");
   paper->add_option("--threads", flags->threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
+  paper->add_option("--device", flags->device, "Where every run trains: cpu, cuda or cuda:N")->capture_default_str();
+  paper->add_option("--precision", flags->precision, "fp32, or fp16/bf16 with f32 master weights (needs --device cuda)")->capture_default_str();
   paper->callback([flags] {
     if (flags->threads > 0) omp_set_num_threads(flags->threads);
+    flags->options.base.device = agf::train::parse_device(flags->device);
+    flags->options.base.precision = agf::train::parse_precision(flags->precision);
     flags->options.base.model = flags->model.config(1);
     flags->options.base.quiet = false;
     fmt::print("{}", agf::train::run_experiment(flags->options));

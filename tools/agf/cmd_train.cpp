@@ -4,6 +4,7 @@
 
 #include "tools/agf/command.h"
 #include "tools/agf/model_flags.h"
+#include "train/device_flag.h"
 #include "train/trainer.h"
 
 namespace {
@@ -12,6 +13,7 @@ struct TrainFlags {
   agf::cli::ModelFlags model;
   agf::train::TrainOptions options;
   int threads = 0;
+  std::string device = "cpu", precision = "fp32";
 };
 
 const agf::cli::Registration registration{"train", "Train a translation model (writes RUN/metrics.jsonl and RUN/checkpoints/)",
@@ -37,13 +39,21 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
     command.add_flag("--resume", o.resume, "Continue the run in --out from its latest checkpoint");
     command.add_flag("--quiet", o.quiet, "No progress output");
     command.add_option("--threads", flags->threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
+    command.add_option("--device", flags->device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
+    command.add_option("--precision", flags->precision, "fp32, or fp16/bf16 compute with f32 master weights (needs "
+                       "--device cuda; docs/mixed-precision.md)")->capture_default_str();
     command.callback([flags] {
       if (flags->threads > 0) omp_set_num_threads(flags->threads);
+      flags->options.device = agf::train::parse_device(flags->device);
+      flags->options.precision = agf::train::parse_precision(flags->precision);
       flags->options.model = flags->model.config(1);  // the vocabulary size comes from the data
       const auto summary = agf::train::train(flags->options);
       fmt::print("steps {}  loss {:.4f}  valid loss {:.4f}  token accuracy {:.2f}%  BLEU {:.2f}  {:.0f} target tokens/s\n",
                  summary.steps, summary.last_loss, summary.valid_loss, summary.token_accuracy, summary.bleu,
                  summary.target_tokens_per_second);
+      if (summary.skipped_steps > 0) {
+        fmt::print("skipped steps {} (non-finite gradients)  loss scale {}\n", summary.skipped_steps, summary.loss_scale);
+      }
       if (!summary.last_checkpoint.empty()) fmt::print("checkpoint {}\n", summary.last_checkpoint);
     });
   }};

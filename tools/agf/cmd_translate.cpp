@@ -7,6 +7,7 @@
 #include "data/utf8.h"
 #include "tools/agf/command.h"
 #include "train/checkpoint.h"
+#include "train/device_flag.h"
 #include "train/decode.h"
 
 namespace {
@@ -15,10 +16,14 @@ struct TranslateFlags {
   std::string checkpoint;
   agf::train::DecodeOptions decode;
   std::size_t batch = 32;
+  std::string device = "cpu";
 };
 
 void run_translate(const TranslateFlags& flags) {
+  const agf::Device device = agf::train::parse_device(flags.device);
+  agf::train::check_device_usable(device);
   auto loaded = agf::train::load_model(flags.checkpoint);
+  loaded.model->to(device);  // f32 weights, as the checkpoint stores them
   AGF_CHECK(loaded.bpe.vocab_size() > 0, "{}: the checkpoint carries no BPE model", flags.checkpoint);
   const agf::data::BpeCodec codec(loaded.bpe);
   std::vector<std::string> lines;
@@ -49,6 +54,7 @@ const agf::cli::Registration registration{"translate", "Translate stdin to stdou
   command.add_option("--beam", flags->decode.beam, "Beam size (1: greedy)")->capture_default_str()->check(CLI::PositiveNumber);
   command.add_option("--length-penalty", flags->decode.length_penalty, "Beam: rank by log-probability / length^α")->capture_default_str();
   command.add_option("--batch", flags->batch, "Sentences decoded together")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
   command.callback([flags] { run_translate(*flags); });
 }};
 
