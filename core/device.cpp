@@ -3,6 +3,9 @@
 #include <charconv>
 
 #include "core/error.h"
+#ifdef AGF_WITH_CUDA
+#include "core/cuda/runtime.h"
+#endif
 
 namespace agf {
 
@@ -18,6 +21,13 @@ Device parse_device(std::string_view text) {
     }
   }
   fail("'{}' is not a device: use cpu, cuda or cuda:N", text);
+}
+
+void synchronize(Device device) {
+#ifdef AGF_WITH_CUDA
+  if (device.is_cuda()) cuda::synchronize(device.index);
+#endif
+  (void)device;
 }
 
 }  // namespace agf

@@ -23,6 +23,10 @@ struct Device {
 // Parses "cpu", "cuda" (= cuda:0) and "cuda:N"; the error names the text and the accepted forms.
 Device parse_device(std::string_view text);
 
+// Waits until all work queued on `device` has finished (a no-op on the CPU, whose ops are synchronous):
+// for timing, since GPU ops return as soon as their kernels are queued.
+void synchronize(Device device);
+
 // Number of usable CUDA devices: 0 when agf was built without CUDA or when no GPU is present.
 int cuda_device_count();
 // Why there is no CUDA device (for test skips): "built without CUDA", "no CUDA device: ...", or "".

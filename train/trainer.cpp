@@ -23,6 +23,7 @@
 #include "train/evaluate.h"
 #include "train/metrics_log.h"
 #include "train/mixed_precision.h"
+#include "train/sequence_loss.h"
 
 namespace fs = std::filesystem;
 
@@ -70,16 +71,6 @@ std::string format_duration(double seconds) {
   const auto total = static_cast<int64_t>(seconds);
   return total >= 3600 ? fmt::format("{}:{:02d}:{:02d}", total / 3600, total / 60 % 60, total % 60)
                        : fmt::format("{}:{:02d}", total / 60, total % 60);
-}
-
-// Label-smoothed cross-entropy of logits [B, T, V] against targets [B, T] (pad ignored). Half-precision
-// logits are cast to f32 first (as PyTorch's autocast does): the softmax, the loss and its gradient — the
-// seed of the scaled backward pass — are f32; the cast's backward hands the logits an f16/bf16 gradient.
-Variable sequence_loss(const Variable& logits, const Tensor& targets, double label_smoothing) {
-  const int64_t vocabulary = logits.size(-1);
-  const Variable wide = cast(logits, accumulation_dtype(logits.dtype()));
-  return cross_entropy(reshape(wide, {-1, vocabulary}), targets.reshape({-1}),
-                       {.label_smoothing = label_smoothing, .ignore_index = data::pad_id});
 }
 
 }  // namespace

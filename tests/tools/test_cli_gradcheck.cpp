@@ -36,5 +36,5 @@ TEST_CASE("agf gradcheck --device cuda without a GPU says why", "[cli][errors][c
   CHECK_THAT(gpu.output, Catch::Contains("--device cuda") && Catch::Contains(agf::cuda_unavailable_reason()));
   const CommandResult bad = run_agf("gradcheck --op softmax --device tpu");
   CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("'tpu' is not a device"));
+  CHECK_THAT(bad.output, Catch::Contains("--device: 'tpu' is not a device"));
 }

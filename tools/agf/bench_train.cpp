@@ -1,6 +1,8 @@
 // agf bench train: target tokens per second of full training steps (forward, backward, Adam) on a
 // synthetic batch of 64 sentences × 24 tokens each side with an 8,000-token vocabulary, per scheme —
 // the same workload as tools/bench/torch_peer.py bench, so the two can be compared in one run.
+// On a GPU (--device cuda, --precision bf16|fp16) it also prints the model FLOP utilisation: the step's
+// model FLOPs (nn/transformer_flops.h) per second against --peak-tflops (790: cuBLAS bf16 on an H200).
 #include <fmt/core.h>
 #include <omp.h>
 
@@ -10,10 +12,13 @@
 #include "core/philox.h"
 #include "data/bpe_model.h"
 #include "nn/transformer.h"
+#include "nn/transformer_flops.h"
 #include "tools/agf/bench_timing.h"
 #include "tools/agf/command.h"
 #include "tools/agf/model_flags.h"
-#include "train/adam.h"
+#include "train/device_flag.h"
+#include "train/mixed_precision.h"
+#include "train/sequence_loss.h"
 
 namespace {
 
@@ -22,6 +27,9 @@ struct BenchTrainFlags {
   std::vector<std::string> schemes;
   int64_t batch = 64, length = 24, vocabulary = 8000;
   int steps = 5;
+  std::string device = "cpu";
+  std::string precision = "fp32";
+  double peak_tflops = 790;
 };
 
 // Random ids in [4, V) (no specials, no padding), [rows, columns].
@@ -31,43 +39,59 @@ agf::Tensor random_ids(int64_t rows, int64_t columns, int64_t vocabulary, uint64
   return agf::Tensor::from_vector(ids, {rows, columns}, agf::DType::i64);
 }
 
-double tokens_per_second(const agf::nn::TransformerConfig& config, const BenchTrainFlags& flags) {
+// Seconds per training step, the mean over flags.steps steps after one untimed warm-up step.
+double seconds_per_step(const agf::nn::TransformerConfig& config, const BenchTrainFlags& flags) {
+  const agf::Device device = agf::train::parse_device(flags.device);
   agf::nn::Transformer model(config, 1);
+  model.to(device);
   model.train();
-  agf::train::Adam adam(model.named_parameters());
+  agf::train::MixedPrecisionOptimizer optimizer(
+      model.named_parameters(), agf::train::mixed_precision_options(agf::train::parse_precision(flags.precision)));
   agf::nn::DropoutStream dropout(7);
-  const agf::Tensor source = random_ids(flags.batch, flags.length, flags.vocabulary, 1);
-  const agf::Tensor target_in = random_ids(flags.batch, flags.length, flags.vocabulary, 2);
-  const agf::Tensor target_out = random_ids(flags.batch, flags.length, flags.vocabulary, 3);
-  const agf::Tensor lengths = agf::Tensor::full({flags.batch}, static_cast<double>(flags.length), agf::DType::i64);
+  const agf::Tensor source = random_ids(flags.batch, flags.length, flags.vocabulary, 1).to(device);
+  const agf::Tensor target_in = random_ids(flags.batch, flags.length, flags.vocabulary, 2).to(device);
+  const agf::Tensor target_out = random_ids(flags.batch, flags.length, flags.vocabulary, 3).to(device);
+  const agf::Tensor lengths =
+      agf::Tensor::full({flags.batch}, static_cast<double>(flags.length), agf::DType::i64).to(device);
   auto step = [&] {
     const agf::Variable logits = model.forward(source, lengths, target_in, dropout);
-    const agf::Variable loss = agf::cross_entropy(agf::reshape(logits, {-1, flags.vocabulary}), target_out.reshape({-1}),
-                                                  {.label_smoothing = 0.1, .ignore_index = 0});
-    loss.backward();
-    adam.step(1e-4);
-    adam.zero_grad();
+    const agf::Variable loss = agf::train::sequence_loss(logits, target_out, 0.1);
+    (loss * optimizer.loss_scale()).backward();
+    optimizer.step(1e-4, 0.0);
   };
-  step();  // warm-up
+  step();  // warm-up: the caching allocator fills, cuBLAS picks its kernels
+  agf::synchronize(device);
   const auto start = std::chrono::steady_clock::now();
   for (int s = 0; s < flags.steps; ++s) step();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / flags.steps;
-  return static_cast<double>(flags.batch * flags.length) / seconds;
+  agf::synchronize(device);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / flags.steps;
 }
 
 void bench_train(BenchTrainFlags flags) {
   if (flags.schemes.empty()) flags.schemes = {flags.model.pos + (flags.model.pcmv ? "+pcmv" : "")};
-  fmt::print("training steps: {} preset, batch {} × {} tokens each side, vocabulary {}, {} threads, mean of {} steps\n",
-             flags.model.preset, flags.batch, flags.length, flags.vocabulary, omp_get_max_threads(), flags.steps);
-  fmt::print("{:<18} {:>14} {:>12}\n", "scheme", "target tok/s", "ms/step");
+  const agf::Device device = agf::train::parse_device(flags.device);
+  agf::train::check_device_usable(device);
+  const agf::train::Precision precision = agf::train::parse_precision(flags.precision);
+  AGF_CHECK(precision == agf::train::Precision::fp32 || device.is_cuda(),
+            "bench train: --precision {} needs --device cuda (the CPU kernels compute in f32/f64)", flags.precision);
+  fmt::print("training steps: {} preset, batch {} × {} tokens each side, vocabulary {}, {}, {}, mean of {} steps\n",
+             flags.model.preset, flags.batch, flags.length, flags.vocabulary,
+             device.is_cpu() ? fmt::format("{} threads", omp_get_max_threads()) : device.name(), flags.precision,
+             flags.steps);
+  fmt::print("{:<18} {:>14} {:>10} {:>10} {:>8}\n", "scheme", "target tok/s", "ms/step", "TFLOP/s",
+             fmt::format("MFU@{:g}", flags.peak_tflops));
   for (const std::string& label : flags.schemes) {
     agf::cli::ModelFlags model = flags.model;
     const auto plus = label.find('+');
     model.pos = label.substr(0, plus);
     model.pcmv = label.find("+pcmv") != std::string::npos;
     model.abs_pe = label.find("+abs-pe") != std::string::npos;
-    const double rate = tokens_per_second(model.config(flags.vocabulary), flags);
-    fmt::print("{:<18} {:>14.0f} {:>12.1f}\n", label, rate, 1e3 * static_cast<double>(flags.batch * flags.length) / rate);
+    const agf::nn::TransformerConfig config = model.config(flags.vocabulary);
+    const double seconds = seconds_per_step(config, flags);
+    const double rate = static_cast<double>(flags.batch * flags.length) / seconds;
+    const double tflops = agf::nn::training_step_flops(config, flags.batch, flags.length, flags.length) / seconds / 1e12;
+    fmt::print("{:<18} {:>14.0f} {:>10.1f} {:>10.3g} {:>7.1f}%\n", label, rate, 1e3 * seconds, tflops,
+               100 * tflops / flags.peak_tflops);
     std::fflush(stdout);
   }
 }
@@ -80,6 +104,11 @@ const agf::cli::BenchRegistration registration{"train", "Target tokens/s of full
   command.add_option("--length", flags->length, "Tokens per sentence, each side")->capture_default_str()->check(CLI::PositiveNumber);
   command.add_option("--vocab", flags->vocabulary, "Vocabulary size")->capture_default_str()->check(CLI::Range(5, 1 << 20));
   command.add_option("--steps", flags->steps, "Timed steps (after one warm-up)")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--device", flags->device, "cpu or cuda[:N]")->capture_default_str();
+  command.add_option("--precision", flags->precision, "fp32, or fp16/bf16 compute with f32 masters (GPU)")->capture_default_str();
+  command.add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command.callback([flags] { bench_train(*flags); });
 }};
 

@@ -15,6 +15,7 @@
 #include "autograd/gradcheck.h"
 #include "tools/agf/attention_explain.h"
 #include "tools/agf/command.h"
+#include "train/device_flag.h"
 
 namespace {
 
@@ -68,11 +69,8 @@ int run_gradcheck(const GradcheckFlags& flags) {
     return agf::cli::explain_attention(agf::ops::parse_positional_scheme(flags.pos), flags.pcmv, flags.causal);
   }
   const std::vector<const agf::OpCheck*> selected = select_checks(flags);
-  const agf::Device device = agf::parse_device(flags.device);
-  if (device.is_cuda()) {
-    AGF_CHECK(device.index < agf::cuda_device_count(), "gradcheck --device {}: {}", flags.device,
-              agf::cuda_device_count() == 0 ? agf::cuda_unavailable_reason() : "no such CUDA device");
-  }
+  const agf::Device device = agf::train::parse_device(flags.device);
+  agf::train::check_device_usable(device);
   const agf::GradcheckDeviceScope on_device(device);
   int failures = 0;
   for (const agf::OpCheck* check : selected) {
