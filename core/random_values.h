@@ -8,6 +8,9 @@
 // is bit-identical on every device and build. Box–Muller also calls log, sin and cos, which glibc and
 // CUDA's libdevice do not round identically: a normal value in f64 may differ by a few ulp between the
 // CPU and a GPU (sqrt is correctly rounded on both); rounded to f32 or narrower it almost never does.
+//
+// The math functions are called as ::fma, ::log, …: the C library's (or CUDA's) double functions, never
+// agf's own log/sqrt of Tensors and Variables that an including file may have declared.
 #include <cmath>
 #include <cstdint>
 
@@ -29,7 +32,7 @@ AGF_HOST_DEVICE inline Philox4x32::Block philox_group(uint64_t seed, uint64_t of
 
 // low + (high - low)·u, u = uniform_from_bits(bits) ∈ [0, 1), rounded once.
 AGF_HOST_DEVICE inline double uniform_value(uint32_t bits, double low, double high) {
-  return fma(high - low, static_cast<double>(uniform_from_bits(bits)), low);
+  return ::fma(high - low, static_cast<double>(uniform_from_bits(bits)), low);
 }
 
 // Box–Muller on the words of one pair of elements (2j, 2j + 1): with u1, u2 ∈ (0, 1],
@@ -38,9 +41,9 @@ AGF_HOST_DEVICE inline double uniform_value(uint32_t bits, double low, double hi
 // `second` selects element 2j + 1.
 AGF_HOST_DEVICE inline double normal_value(uint32_t bits_u1, uint32_t bits_u2, bool second, double mean,
                                            double stddev) {
-  const double radius = sqrt(-2.0 * log(open_uniform_from_bits(bits_u1)));
+  const double radius = ::sqrt(-2.0 * ::log(open_uniform_from_bits(bits_u1)));
   const double angle = kTwoPi * open_uniform_from_bits(bits_u2);
-  return fma(stddev * radius, second ? sin(angle) : cos(angle), mean);
+  return ::fma(stddev * radius, second ? ::sin(angle) : ::cos(angle), mean);
 }
 
 }  // namespace agf

@@ -16,7 +16,7 @@ struct AdamConstants {
 AGF_HOST_DEVICE inline void adam_update(double& theta, double& m, double& v, double g, const AdamConstants& k) {
   m = k.beta1 * m + (1 - k.beta1) * g;
   v = k.beta2 * v + (1 - k.beta2) * g * g;
-  theta = theta - k.lr * (m / k.correction1) / (sqrt(v / k.correction2) + k.eps);
+  theta = theta - k.lr * (m / k.correction1) / (::sqrt(v / k.correction2) + k.eps);
 }
 
 }  // namespace agf::train

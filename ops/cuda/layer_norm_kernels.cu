@@ -40,7 +40,7 @@ __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* 
     const A d = to_acc(in[c]) - mu;
     squares += d * d;
   }
-  const A r = A(1) / sqrt(team_sum<Threads>(squares, scratch) / static_cast<A>(features) + eps);
+  const A r = A(1) / acc_sqrt(team_sum<Threads>(squares, scratch) / static_cast<A>(features) + eps);
   if (threadIdx.x == 0) {
     mean[row] = from_acc<T>(mu);
     rstd[row] = from_acc<T>(r);

@@ -39,11 +39,13 @@ void launch_rows(int64_t rows, int64_t columns, Body&& body) {
 // The row this thread's team owns.
 __device__ __forceinline__ int64_t team_row() { return static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; }
 
-// Precise exp and log in the compute type (no fast-math intrinsics).
-__device__ __forceinline__ float acc_exp(float x) { return expf(x); }
-__device__ __forceinline__ double acc_exp(double x) { return exp(x); }
-__device__ __forceinline__ float acc_log(float x) { return logf(x); }
-__device__ __forceinline__ double acc_log(double x) { return log(x); }
+// Precise exp, log and sqrt in the compute type (no fast-math intrinsics).
+__device__ __forceinline__ float acc_exp(float x) { return ::expf(x); }
+__device__ __forceinline__ double acc_exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float acc_log(float x) { return ::logf(x); }
+__device__ __forceinline__ double acc_log(double x) { return ::log(x); }
+__device__ __forceinline__ float acc_sqrt(float x) { return ::sqrtf(x); }
+__device__ __forceinline__ double acc_sqrt(double x) { return ::sqrt(x); }
 
 template <class A>
 __device__ __forceinline__ A warp_sum(A value) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+// functions.h first: agf::log and agf::sqrt of Variables must not hide the C library's in the shared headers.
+#include "autograd/functions.h"
 #include "core/random.h"
 #include "core/random_values.h"
 #include "ops/cross_entropy.h"

@@ -30,9 +30,9 @@ UlpReport compare_ulp(const Tensor& gpu, const Tensor& cpu) {
       distance = testing::ulp_distance(a[i], b[i]);
     } else if (gpu.dtype() == DType::f32) {
       distance = testing::ulp_distance(static_cast<float>(a[i]), static_cast<float>(b[i]));
-    } else {  // f16/bf16 values, exactly representable in f32: count their own ulps via the f32 spacing
-      const double spacing = (gpu.dtype() == DType::f16 ? 1.0 / 1024 : 1.0 / 128) *
-                             std::exp2(std::floor(std::log2(std::max(std::abs(b[i]), 1e-30))));
+    } else {  // f16/bf16: the spacing of the type's values at b (f16 subnormals are 2^-24 apart)
+      const double binade = std::exp2(std::floor(std::log2(std::max(std::abs(b[i]), 1e-30))));
+      const double spacing = gpu.dtype() == DType::f16 ? std::max(binade / 1024, std::exp2(-24)) : binade / 128;
       distance = static_cast<int64_t>(std::llround(std::abs(a[i] - b[i]) / spacing));
     }
     report.worst = std::max(report.worst, distance);
