@@ -1,13 +1,31 @@
 #include "core/random.h"
 
-#include <cmath>
 #include <numbers>
 
 #include "core/philox.h"
+#include "core/random_values.h"
+#ifdef AGF_WITH_CUDA
+#include "core/cuda/random_kernels.h"
+#include "core/cuda/strided_index_host.h"
+#endif
 
 namespace agf {
 
+static_assert(kTwoPi == 2.0 * std::numbers::pi);
+
 namespace {
+#ifdef AGF_WITH_CUDA
+// A CUDA tensor is filled in place by a kernel that computes the same element values (core/cuda/random_kernels.h).
+bool fill_on_cuda(Tensor& tensor, const char* op) {
+  if (!tensor.device().is_cuda()) return false;
+  AGF_CHECK(is_floating(tensor.dtype()), "{}: needs a floating-point tensor, got {}", op, tensor.description());
+  return true;
+}
+cuda::StridedIndex<1> element_offsets(const Tensor& tensor, const char* op) {
+  return cuda::make_strided_index<1>(tensor.shape(), {&tensor.strides()}, op);
+}
+#endif
+
 // Writes value(element) into every element of `tensor` in row-major order.
 template <class ValueOf>
 void fill_with(Tensor& tensor, const char* op, ValueOf value_of) {
@@ -27,21 +45,30 @@ void fill_with(Tensor& tensor, const char* op, ValueOf value_of) {
 void fill_uniform(Tensor& tensor, Generator& generator, double low, double high) {
   const uint64_t seed = generator.seed();
   const uint64_t offset = generator.advance(tensor.numel());
+#ifdef AGF_WITH_CUDA
+  if (fill_on_cuda(tensor, "fill_uniform")) {
+    return cuda::fill_uniform_elements(tensor.dtype(), tensor.raw_data(), element_offsets(tensor, "fill_uniform"),
+                                       tensor.numel(), seed, offset, low, high, tensor.device().index);
+  }
+#endif
   fill_with(tensor, "fill_uniform", [&](int64_t i) {
-    return low + (high - low) * uniform_from_bits(Philox4x32::bits(seed, offset, static_cast<uint64_t>(i)));
+    return uniform_value(Philox4x32::bits(seed, offset, static_cast<uint64_t>(i)), low, high);
   });
 }
 
 void fill_normal(Tensor& tensor, Generator& generator, double mean, double stddev) {
   const uint64_t seed = generator.seed();
   const uint64_t offset = generator.advance(tensor.numel() + 1);  // pairs: round up to even
+#ifdef AGF_WITH_CUDA
+  if (fill_on_cuda(tensor, "fill_normal")) {
+    return cuda::fill_normal_elements(tensor.dtype(), tensor.raw_data(), element_offsets(tensor, "fill_normal"),
+                                      tensor.numel(), seed, offset, mean, stddev, tensor.device().index);
+  }
+#endif
   fill_with(tensor, "fill_normal", [&](int64_t i) {
     const uint64_t pair = static_cast<uint64_t>(i) & ~uint64_t{1};
-    const double u1 = open_uniform_from_bits(Philox4x32::bits(seed, offset, pair));
-    const double u2 = open_uniform_from_bits(Philox4x32::bits(seed, offset, pair + 1));
-    const double radius = std::sqrt(-2.0 * std::log(u1));
-    const double angle = 2.0 * std::numbers::pi * u2;
-    return mean + stddev * radius * ((i & 1) ? std::sin(angle) : std::cos(angle));
+    return normal_value(Philox4x32::bits(seed, offset, pair), Philox4x32::bits(seed, offset, pair + 1), i & 1,
+                        mean, stddev);
   });
 }
 

@@ -3,8 +3,54 @@
 #include <cmath>
 
 #include "core/strided_loop.h"
+#include "train/adam_update.h"
+#ifdef AGF_WITH_CUDA
+#include "train/cuda/adam_kernels.h"
+#endif
 
 namespace agf::train {
+
+#ifdef AGF_WITH_CUDA
+// Parameters and gradients on a GPU: the same arithmetic by the kernels of train/cuda/adam_kernels.h.
+namespace {
+void step_on_cuda(const std::string& name, const Tensor& theta, const Tensor& grad, const Tensor& m, const Tensor& v,
+                  const AdamConstants& constants) {
+  AGF_CHECK(is_floating(theta.dtype()), "Adam::step: parameter '{}' is {}, not floating-point", name,
+            theta.description());
+  check_same_device(theta, grad, "Adam::step");
+  check_same_dtype(theta, grad, "Adam::step");
+  check_same_device(theta, m, "Adam::step");
+  cuda::adam_update_elements(theta.dtype(), theta.raw_data(), m.raw_data(), v.raw_data(), grad.raw_data(),
+                             grad.numel(), constants, theta.device().index);
+}
+
+// Σ g² over the gradients that live on a GPU: one reduction per tensor into its own slot of a device
+// array, queued without waiting, then a single read of all the slots.
+double cuda_sum_of_squares(const std::vector<Variable>& parameters) {
+  std::vector<Tensor> grads;
+  for (const Variable& parameter : parameters) {
+    const Tensor& grad = parameter.grad();
+    if (grad.defined() && grad.device().is_cuda()) grads.push_back(grad.contiguous());
+  }
+  if (grads.empty()) return 0.0;
+  const Device device = grads.front().device();
+  for (const Tensor& grad : grads) check_same_device(grads.front(), grad, "clip_grad_norm");
+  const int64_t count = static_cast<int64_t>(grads.size());
+  const Tensor slots = Tensor::empty({count}, DType::f64, device);
+  const Tensor partials = Tensor::empty({count, cuda::kSquarePartials}, DType::f64, device);
+  for (int64_t k = 0; k < count; ++k) {
+    AGF_CHECK(is_floating(grads[k].dtype()), "clip_grad_norm: gradient {} is not floating-point",
+              grads[k].description());
+    cuda::sum_of_squares(grads[k].dtype(), grads[k].raw_data(), grads[k].numel(),
+                         static_cast<double*>(partials.raw_data()) + k * cuda::kSquarePartials,
+                         static_cast<double*>(slots.raw_data()) + k, device.index);
+  }
+  double squares = 0;
+  for (double value : slots.to_double_vector()) squares += value;  // the one host read
+  return squares;
+}
+}  // namespace
+#endif
 
 Adam::Adam(std::vector<std::pair<std::string, Variable>> parameters, AdamOptions options)
     : parameters_(std::move(parameters)), options_(options) {
@@ -21,22 +67,28 @@ void Adam::step(double lr) {
   const double b1 = options_.beta1, b2 = options_.beta2, eps = options_.eps;
   const double correction1 = 1.0 - std::pow(b1, static_cast<double>(steps_));
   const double correction2 = 1.0 - std::pow(b2, static_cast<double>(steps_));
+  const AdamConstants constants{b1, b2, eps, lr, correction1, correction2};
   for (std::size_t p = 0; p < parameters_.size(); ++p) {
     const Variable& parameter = parameters_[p].second;
     if (!parameter.grad().defined()) continue;
     const Tensor grad = parameter.grad().contiguous();
+#ifdef AGF_WITH_CUDA
+    if (parameter.data().device().is_cuda()) {  // the same update, by a kernel
+      step_on_cuda(parameters_[p].first, parameter.data(), grad, first_moment_[p], second_moment_[p], constants);
+      continue;
+    }
+#endif
     dispatch_floating(parameter.dtype(), "Adam::step", [&]<class T>() {
       T* theta = parameter.data().data<T>();
       T* m = first_moment_[p].data<T>();
       T* v = second_moment_[p].data<T>();
       const T* g = grad.data<T>();
       parallel_for(parameter.data().numel(), 8, [&](int64_t i) {
-        const double gi = g[i];
-        const double mi = b1 * m[i] + (1 - b1) * gi;
-        const double vi = b2 * v[i] + (1 - b2) * gi * gi;
-        m[i] = static_cast<T>(mi);
-        v[i] = static_cast<T>(vi);
-        theta[i] = static_cast<T>(theta[i] - lr * (mi / correction1) / (std::sqrt(vi / correction2) + eps));
+        double theta_i = theta[i], m_i = m[i], v_i = v[i];
+        adam_update(theta_i, m_i, v_i, g[i], constants);
+        m[i] = static_cast<T>(m_i);
+        v[i] = static_cast<T>(v_i);
+        theta[i] = static_cast<T>(theta_i);
       });
     });
   }
@@ -88,8 +140,11 @@ double inverse_sqrt_lr(double peak, int64_t step, int64_t warmup) {
 
 double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm) {
   double squares = 0;
+#ifdef AGF_WITH_CUDA
+  squares += cuda_sum_of_squares(parameters);
+#endif
   for (const Variable& parameter : parameters) {
-    if (!parameter.grad().defined()) continue;
+    if (!parameter.grad().defined() || parameter.grad().device().is_cuda()) continue;
     const Tensor grad = parameter.grad().contiguous();
     dispatch_floating(grad.dtype(), "clip_grad_norm", [&]<class T>() {
       const T* g = grad.data<T>();
@@ -102,6 +157,13 @@ double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm) 
     for (const Variable& parameter : parameters) {
       if (!parameter.grad().defined()) continue;
       Tensor grad = parameter.grad().contiguous();
+#ifdef AGF_WITH_CUDA
+      if (grad.device().is_cuda()) {
+        cuda::scale_in_place(grad.dtype(), grad.raw_data(), grad.numel(), scale, grad.device().index);
+        parameter.set_grad(grad);
+        continue;
+      }
+#endif
       dispatch_floating(grad.dtype(), "clip_grad_norm", [&]<class T>() {
         T* g = grad.data<T>();
         for (int64_t i = 0; i < grad.numel(); ++i) g[i] = static_cast<T>(g[i] * scale);

@@ -5,6 +5,11 @@
 #include <limits>
 
 #include "core/strided_loop.h"
+#include "ops/cross_entropy_row.h"
+#include "ops/device_route.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/cross_entropy.h"
+#endif
 
 namespace agf::ops {
 
@@ -48,6 +53,7 @@ double log_sum_exp(const T* z, int64_t length) {
 }  // namespace
 
 Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  AGF_CUDA_ROUTE(on_cuda("cross_entropy", logits, targets), cuda::cross_entropy_forward(logits, targets, options));
   const Rows rows = check_rows(logits, targets, options, "cross_entropy");
   const int64_t n = logits.size(0), classes = logits.size(1);
   const double eps = options.label_smoothing;
@@ -59,10 +65,9 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, const 
       if (rows.targets[r] == options.ignore_index) continue;
       const T* row = z + r * classes;
       const double lse = log_sum_exp(row, classes);
-      // -log p[y] = lse - z_y;   mean_v(-log p[v]) = lse - mean_v z_v
       double row_sum = 0;
       for (int64_t v = 0; v < classes; ++v) row_sum += row[v];
-      total += (1 - eps) * (lse - row[rows.targets[r]]) + eps * (lse - row_sum / static_cast<double>(classes));
+      total += smoothed_row_loss<double>(lse, row[rows.targets[r]], row_sum / static_cast<double>(classes), eps);
     }
   });
   return Tensor::scalar(rows.counted ? total / static_cast<double>(rows.counted) : 0.0, logits.dtype());
@@ -70,6 +75,8 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, const 
 
 Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Tensor& targets,
                               const CrossEntropyOptions& options) {
+  AGF_CUDA_ROUTE(on_cuda("cross_entropy_backward", grad, logits, targets),
+                 cuda::cross_entropy_backward(grad, logits, targets, options));
   const Rows rows = check_rows(logits, targets, options, "cross_entropy_backward");
   AGF_CHECK(grad.numel() == 1, "cross_entropy_backward: grad must be a scalar, got {}", grad.description());
   const int64_t n = logits.size(0), classes = logits.size(1);

@@ -3,6 +3,10 @@
 #include <cstring>
 
 #include "core/strided_loop.h"
+#include "ops/device_route.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/embedding.h"
+#endif
 
 namespace agf::ops {
 
@@ -21,6 +25,7 @@ std::vector<int64_t> checked_ids(const Tensor& ids, int64_t vocabulary_size, con
 }  // namespace
 
 Tensor embedding_forward(const Tensor& weight_in, const Tensor& ids) {
+  AGF_CUDA_ROUTE(on_cuda("embedding", weight_in, ids), cuda::embedding_forward(weight_in, ids));
   check_defined(weight_in, "embedding", "weight");
   check_cpu(weight_in, "embedding");
   AGF_CHECK(weight_in.dim() == 2, "embedding: weight must be [V, D], got {}", weight_in.description());
@@ -40,6 +45,7 @@ Tensor embedding_forward(const Tensor& weight_in, const Tensor& ids) {
 }
 
 Tensor embedding_backward(const Tensor& grad_in, const Tensor& ids, int64_t vocabulary_size) {
+  AGF_CUDA_ROUTE(on_cuda("embedding_backward", grad_in, ids), cuda::embedding_backward(grad_in, ids, vocabulary_size));
   check_cpu(grad_in, "embedding_backward");
   const Tensor grad = grad_in.contiguous();
   const int64_t features = grad.size(-1);

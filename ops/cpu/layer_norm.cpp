@@ -6,6 +6,10 @@
 #include <vector>
 
 #include "core/strided_loop.h"
+#include "ops/device_route.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/layer_norm.h"
+#endif
 
 namespace agf::ops {
 
@@ -25,6 +29,8 @@ void check_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
 }  // namespace
 
 LayerNormResult layer_norm_forward(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, double eps) {
+  AGF_CUDA_ROUTE(on_cuda("layer_norm", x_in, weight_in, bias_in),
+                 cuda::layer_norm_forward(x_in, weight_in, bias_in, eps));
   check_layer_norm(x_in, weight_in, bias_in, "layer_norm");
   const Tensor x = x_in.contiguous(), weight = weight_in.contiguous(), bias = bias_in.contiguous();
   const int64_t features = x.size(-1);
@@ -57,6 +63,8 @@ LayerNormResult layer_norm_forward(const Tensor& x_in, const Tensor& weight_in, 
 
 LayerNormGradients layer_norm_backward(const Tensor& grad_in, const Tensor& x_in, const Tensor& weight_in,
                                        const Tensor& mean, const Tensor& rstd) {
+  AGF_CUDA_ROUTE(on_cuda("layer_norm_backward", grad_in, x_in, weight_in, mean, rstd),
+                 cuda::layer_norm_backward(grad_in, x_in, weight_in, mean, rstd));
   const Tensor grad = grad_in.contiguous(), x = x_in.contiguous(), weight = weight_in.contiguous();
   AGF_CHECK(grad.shape() == x.shape(), "layer_norm_backward: grad {} does not match x {}", grad.description(),
             x.description());

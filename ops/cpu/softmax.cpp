@@ -5,6 +5,10 @@
 #include <limits>
 
 #include "core/strided_loop.h"
+#include "ops/device_route.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/softmax.h"
+#endif
 
 namespace agf::ops {
 
@@ -46,6 +50,7 @@ T row_max(const T* x, int64_t length) {
 }  // namespace
 
 Tensor softmax_forward(const Tensor& x) {
+  AGF_CUDA_ROUTE(on_cuda("softmax", x), cuda::softmax_forward(x));
   return for_each_row("softmax", x, nullptr, [](const auto* in, const auto*, auto* out, int64_t length) {
     using T = std::remove_cvref_t<decltype(*in)>;
     const T top = row_max(in, length);
@@ -57,6 +62,7 @@ Tensor softmax_forward(const Tensor& x) {
 }
 
 Tensor softmax_backward(const Tensor& grad, const Tensor& y) {
+  AGF_CUDA_ROUTE(on_cuda("softmax_backward", grad, y), cuda::softmax_backward(grad, y));
   return for_each_row("softmax_backward", y, &grad, [](const auto* yv, const auto* g, auto* out, int64_t length) {
     using T = std::remove_cvref_t<decltype(*yv)>;
     T dot = 0;
@@ -66,6 +72,7 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& y) {
 }
 
 Tensor log_softmax_forward(const Tensor& x) {
+  AGF_CUDA_ROUTE(on_cuda("log_softmax", x), cuda::log_softmax_forward(x));
   return for_each_row("log_softmax", x, nullptr, [](const auto* in, const auto*, auto* out, int64_t length) {
     using T = std::remove_cvref_t<decltype(*in)>;
     const T top = row_max(in, length);
@@ -77,6 +84,7 @@ Tensor log_softmax_forward(const Tensor& x) {
 }
 
 Tensor log_softmax_backward(const Tensor& grad, const Tensor& y) {
+  AGF_CUDA_ROUTE(on_cuda("log_softmax_backward", grad, y), cuda::log_softmax_backward(grad, y));
   return for_each_row("log_softmax_backward", y, &grad, [](const auto* yv, const auto* g, auto* out, int64_t length) {
     using T = std::remove_cvref_t<decltype(*yv)>;
     T total = 0;
