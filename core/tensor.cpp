@@ -198,9 +198,9 @@ Tensor Tensor::to(Device device) const {
               count == 0 ? cuda_unavailable_reason() : fmt::format("there are {} CUDA devices", count));
   }
   return cuda::transfer(*this, device);
+#else
+  fail("Tensor::to({}): cannot move {}: {}", device.name(), description(), cuda_unavailable_reason());
 #endif
-  fail("Tensor::to({}): moving {} needs the CUDA backend, which this build does not have", device.name(),
-       description());
 }
 
 // ---- views ------------------------------------------------------------------------------------------
