@@ -49,7 +49,7 @@ Tensor sqrt_backward(const Tensor& grad, const Tensor& y);       // g/(2y)
 Tensor tanh_backward(const Tensor& grad, const Tensor& y);       // g·(1-y²)
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& y);    // g·y·(1-y)
 Tensor relu_backward(const Tensor& grad, const Tensor& x);       // g·[x>0]
-Tensor gelu_tanh_backward(const Tensor& grad, const Tensor& x);  // see elementwise.cpp
+Tensor gelu_tanh_backward(const Tensor& grad, const Tensor& x);  // see ops/elementwise_functors.h
 Tensor gelu_erf_backward(const Tensor& grad, const Tensor& x);   // g·(Φ(x) + x·φ(x))
 
 }  // namespace agf::ops

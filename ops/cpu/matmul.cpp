@@ -1,11 +1,18 @@
-// Matrix products on the CPU with Eigen's GEMM (OpenMP-parallel inside for large single products).
+// Matrix products: on the CPU with Eigen's GEMM (OpenMP-parallel inside for large single products), on a
+// GPU with cuBLAS (ops/cuda/matmul.h). Checks, 1-D promotion and batch broadcasting are shared
+// (matmul_operands, ops/matmul_plan.h).
 #include "ops/matmul.h"
 
 #include <Eigen/Core>
 #include <variant>
 
 #include "core/strided_loop.h"
+#include "ops/device_route.h"
+#include "ops/matmul_plan.h"
 #include "ops/reduce.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/matmul.h"
+#endif
 
 namespace agf::ops {
 
@@ -19,15 +26,6 @@ template <class T>
 using ColMajorMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>, 0, Eigen::OuterStride<>>;
 template <class T>
 using MatrixMap = std::variant<RowMajorMap<T>, ColMajorMap<T>>;
-
-// Whether the last two axes of `t` can be mapped directly (row- or column-major with positive stride).
-bool mappable(const Tensor& t) {
-  const int64_t rows = t.size(-2), cols = t.size(-1);
-  const int64_t row_stride = t.strides()[t.dim() - 2], col_stride = t.strides()[t.dim() - 1];
-  if (col_stride == 1 || cols == 1) return row_stride >= std::max<int64_t>(cols, 1) || rows == 1;
-  if (row_stride == 1 || rows == 1) return col_stride >= std::max<int64_t>(rows, 1) || cols == 1;
-  return false;
-}
 
 template <class T>
 MatrixMap<T> map_matrix(const T* data, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
@@ -44,36 +42,30 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   check_defined(b_in, "matmul", "b");
   check_same_device(a_in, b_in, "matmul");
   check_same_dtype(a_in, b_in, "matmul");
-  check_cpu(a_in, "matmul");
-  AGF_CHECK(a_in.dim() >= 1 && b_in.dim() >= 1, "matmul: scalars are not matrices ({} @ {})", a_in.description(),
-            b_in.description());
-  // Vectors become matrices as NumPy does: a [K] -> [1, K], b [K] -> [K, 1], removed again at the end.
-  const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
-  const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
-  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
-  AGF_CHECK(b.size(-2) == k, "matmul: inner dimensions differ: {} @ {} ({} vs {})", a_in.description(),
-            b_in.description(), k, b.size(-2));
-  const Shape a_batch(a.shape().begin(), a.shape().end() - 2), b_batch(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(a_batch, b_batch, "matmul (batch axes)");
-  Shape a_full = batch, b_full = batch, out_shape = batch;
-  a_full.insert(a_full.end(), {m, k});
-  b_full.insert(b_full.end(), {k, n});
-  out_shape.insert(out_shape.end(), {m, n});
-
-  const Tensor a_view = mappable(a) ? a.expand(a_full) : a.contiguous().expand(a_full);
-  const Tensor b_view = mappable(b) ? b.expand(b_full) : b.contiguous().expand(b_full);
-  Tensor out = Tensor::empty(out_shape, a.dtype());
-  const int64_t batch_count = shape_numel(batch);
+  const bool gpu = on_cuda("matmul", a_in, b_in);
+  if (!gpu) check_cpu(a_in, "matmul");
+  const MatmulOperands operands = matmul_operands(a_in, b_in);
+  const Tensor& a_view = operands.a;
+  const Tensor& b_view = operands.b;
+  const int64_t m = operands.m, k = operands.k, n = operands.n;
+  Tensor out = Tensor::empty(operands.out_shape, a_in.dtype(), a_in.device());
+  if (gpu) {
+#ifdef AGF_WITH_CUDA
+    cuda::batched_gemm(a_view, b_view, out);
+#endif
+    return matmul_result(out, a_in, b_in);
+  }
+  const int64_t batch_count = shape_numel(operands.batch);
   // Offsets of every batch matrix: walk the batch axes of the three operands together.
   std::vector<std::array<int64_t, 3>> offsets;
   offsets.reserve(batch_count);
   const Strides a_strides(a_view.strides().begin(), a_view.strides().end() - 2);
   const Strides b_strides(b_view.strides().begin(), b_view.strides().end() - 2);
   const Strides out_strides(out.strides().begin(), out.strides().end() - 2);
-  for_each_strided<3>(batch, {&a_strides, &b_strides, &out_strides},
+  for_each_strided<3>(operands.batch, {&a_strides, &b_strides, &out_strides},
                       [&](const std::array<int64_t, 3>& at) { offsets.push_back(at); });
 
-  dispatch_floating(a.dtype(), "matmul", [&]<class T>() {
+  dispatch_floating(a_in.dtype(), "matmul", [&]<class T>() {
     const T* a_data = a_view.data<T>();
     const T* b_data = b_view.data<T>();
     T* out_data = out.data<T>();
@@ -92,18 +84,17 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
       parallel_for(batch_count, m * n * k, multiply);
     }
   });
-  if (a_in.dim() == 1 && b_in.dim() == 1) return out.reshape({});
-  if (a_in.dim() == 1) return out.squeeze(-2);
-  if (b_in.dim() == 1) return out.squeeze(-1);
-  return out;
+  return matmul_result(out, a_in, b_in);
 }
 
 std::pair<Tensor, Tensor> matmul_backward(const Tensor& grad, const Tensor& a_in, const Tensor& b_in) {
   const Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
   const Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
+  // The gradient of the promoted product: b's unit axis restored first, so that [K] @ [K] (a rank-0
+  // gradient) becomes [1] and then [1, 1].
   Tensor g = grad;
-  if (a_in.dim() == 1) g = g.unsqueeze(-2);
   if (b_in.dim() == 1) g = g.unsqueeze(-1);
+  if (a_in.dim() == 1) g = g.unsqueeze(-2);
   Tensor grad_a = sum_to(matmul(g, b.transpose(-1, -2)), a.shape());  // G·Bᵀ
   Tensor grad_b = sum_to(matmul(a.transpose(-1, -2), g), b.shape());  // Aᵀ·G
   return {grad_a.reshape(a_in.shape()), grad_b.reshape(b_in.shape())};

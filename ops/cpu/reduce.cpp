@@ -1,13 +1,20 @@
-// Reductions on the CPU. The reduced axes are moved last (a view), made contiguous (a copy only when
-// needed), and each output element reduces one contiguous row — one loop for sum, mean and max.
+// Reductions. The reduced axes are moved last (a view), made contiguous (a copy only when needed), and
+// each output element reduces one contiguous row — one loop for sum, mean and max. Tensors on a GPU take
+// the same plan and hand the rows to the CUDA row reduction (ops/cuda/reduce.h).
 #include "ops/reduce.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "core/strided_loop.h"
-#include "ops/cpu/map_elements.h"
+#include "ops/device_route.h"
 #include "ops/elementwise.h"
+#include "ops/elementwise_functors.h"
+#include "ops/map_elements.h"
+#include "ops/reduce_kind.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/reduce.h"
+#endif
 
 namespace agf::ops {
 
@@ -43,12 +50,14 @@ ReductionPlan plan_reduction(const Shape& shape, const Axes& axes, bool keepdim,
 }
 
 // Reduces rows of `x` (reduced axes moved last) with `combine(accumulator, value)` from `initial`, then
-// `finish(accumulator, count)`. Accumulation is in double for both f32 and f64.
+// `finish(accumulator, count)`. Accumulation is in double for both f32 and f64. On a GPU the rows go to
+// the CUDA reduction of the same `kind` instead (accumulating in f32, or f64 for f64).
 template <class Combine, class Finish>
-Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* op, double initial,
-                   Combine combine, Finish finish) {
+Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* op, ReduceKind kind,
+                   double initial, Combine combine, Finish finish) {
   check_defined(x, op, "x");
-  check_cpu(x, op);
+  const bool gpu = on_cuda(op, x);
+  if (!gpu) check_cpu(x, op);
   const ReductionPlan plan = plan_reduction(x.shape(), axes, keepdim, op);
   std::vector<int64_t> order;
   for (int64_t axis = 0; axis < x.dim(); ++axis) if (!plan.reduced[axis]) order.push_back(axis);
@@ -56,7 +65,14 @@ Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* 
   const Tensor rows = x.permute(order).contiguous();
   const int64_t row_length = plan.reduced_count;
   const int64_t row_count = row_length == 0 ? shape_numel(plan.output_shape) : x.numel() / row_length;
-  Tensor out = Tensor::empty(plan.output_shape, x.dtype());
+  Tensor out = Tensor::empty(plan.output_shape, x.dtype(), x.device());
+#ifdef AGF_WITH_CUDA
+  if (gpu) {
+    cuda::reduce_rows(op, kind, rows, out, row_count, row_length);
+    return out;
+  }
+#endif
+  (void)kind;
   dispatch_floating(x.dtype(), op, [&]<class T>() {
     const T* in = rows.data<T>();
     T* result = out.data<T>();
@@ -73,18 +89,18 @@ Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* 
 }  // namespace
 
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdim) {
-  return reduce_rows(x, axes, keepdim, "sum", 0.0, [](double a, double v) { return a + v; },
+  return reduce_rows(x, axes, keepdim, "sum", ReduceKind::sum, 0.0, [](double a, double v) { return a + v; },
                      [](double a, int64_t) { return a; });
 }
 
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdim) {
-  return reduce_rows(x, axes, keepdim, "mean", 0.0, [](double a, double v) { return a + v; },
+  return reduce_rows(x, axes, keepdim, "mean", ReduceKind::mean, 0.0, [](double a, double v) { return a + v; },
                      [](double a, int64_t n) { return n ? a / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN(); });
 }
 
 Tensor max(const Tensor& x, const Axes& axes, bool keepdim) {
   AGF_CHECK(x.numel() > 0, "max: reduction of an empty tensor {}", x.description());
-  return reduce_rows(x, axes, keepdim, "max", -std::numeric_limits<double>::infinity(),
+  return reduce_rows(x, axes, keepdim, "max", ReduceKind::max, -std::numeric_limits<double>::infinity(),
                      [](double a, double v) { return std::max(a, v); }, [](double a, int64_t) { return a; });
 }
 
@@ -101,10 +117,9 @@ Tensor mean_backward(const Tensor& grad, const Shape& x_shape, const Axes& axes,
 Tensor max_backward(const Tensor& grad, const Tensor& x, const Tensor& y, const Axes& axes, bool keepdim) {
   const ReductionPlan plan = plan_reduction(x.shape(), axes, keepdim, "max_backward");
   const Tensor y_kept = y.reshape(plan.kept_shape);
-  const Tensor is_max = cpu::map_elements("max_backward", [](auto v, auto m) { return v == m ? decltype(v)(1) : decltype(v)(0); }, x, y_kept);
+  const Tensor is_max = map_elements("max_backward", functors::IsMax{}, x, y_kept);  // [x == max]
   const Tensor ties = sum(is_max, axes, true);
-  return cpu::map_elements("max_backward", [](auto is, auto g, auto n) { return is * g / n; }, is_max,
-                           grad.reshape(plan.kept_shape), ties);
+  return map_elements("max_backward", functors::ShareAmongTies{}, is_max, grad.reshape(plan.kept_shape), ties);
 }
 
 Tensor sum_to(const Tensor& grad, const Shape& shape) {

@@ -4,26 +4,35 @@
 #include <vector>
 
 #include "core/strided_loop.h"
+#include "ops/device_route.h"
+#include "ops/rope_angle.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/rope.h"
+#endif
 
 namespace agf::ops {
 
 namespace {
 
-// Rotates every pair of every row by `sign`·θ(t, i).
+// Rotates every pair of every row by `sign`·θ(t, i), on the device of x.
 Tensor rotate(const Tensor& x_in, double sign, const char* op) {
   check_defined(x_in, op, "x");
-  check_cpu(x_in, op);
+  const bool gpu = on_cuda(op, x_in);
+  if (!gpu) check_cpu(x_in, op);
   AGF_CHECK(x_in.dim() == 4, "{}: expects [B, H, T, dk], got {}", op, x_in.description());
   const int64_t length = x_in.size(2), dk = x_in.size(3);
   AGF_CHECK(dk % 2 == 0, "{}: the head size dk must be even to rotate feature pairs, got {}", op, dk);
   const Tensor x = x_in.contiguous();
+#ifdef AGF_WITH_CUDA
+  if (gpu) return cuda::rope_rotate(op, x, sign);
+#endif
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   // cos and sin of θ(t, i) = t · 10000^(-2i/dk), once per (t, i), in double.
   const int64_t pairs = dk / 2;
   std::vector<double> cosine(static_cast<std::size_t>(length * pairs)), sine(cosine.size());
   for (int64_t t = 0; t < length; ++t) {
     for (int64_t i = 0; i < pairs; ++i) {
-      const double angle = static_cast<double>(t) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(dk));
+      const double angle = rope_angle(t, i, dk);
       cosine[t * pairs + i] = std::cos(angle);
       sine[t * pairs + i] = sign * std::sin(angle);
     }
