@@ -183,7 +183,7 @@ TrainSummary train(const TrainOptions& options) {
   auto validate = [&] {
     const EvaluationResult result = evaluate(model, valid_set, codec,
                                              {.max_tokens = options.max_tokens, .label_smoothing = options.label_smoothing,
-                                              .bleu_sentences = options.bleu_sentences});
+                                              .bleu_sentences = options.bleu_sentences, .decode = {}});
     nlohmann::json record{{"step", state.step}, {"split", "valid"}, {"loss", result.loss}, {"nll", result.nll},
                           {"perplexity", result.perplexity}, {"token_accuracy", result.token_accuracy},
                           {"target_tokens", result.target_tokens}};

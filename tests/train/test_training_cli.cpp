@@ -209,7 +209,7 @@ TEST_CASE("half precision needs --device cuda, and a missing GPU is refused with
   }
   const std::string reason = agf::cuda_unavailable_reason();
   REQUIRE_FALSE(reason.empty());
-  for (const std::string command : {"train --data " + data + " --out " + scratch.file("e") + " --device cuda",
+  for (const std::string& command : {"train --data " + data + " --out " + scratch.file("e") + " --device cuda",
                                     "train --data " + data + " --out " + scratch.file("f") + " --device cuda --precision bf16",
                                     "eval --checkpoint " + std::string(AGF_BINARY) + " --data " + data + " --device cuda",
                                     "translate --checkpoint " + std::string(AGF_BINARY) + " --device cuda:1 < /dev/null"}) {
