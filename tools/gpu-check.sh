@@ -47,6 +47,9 @@ build-gpu/agf_tests "[gpu]" || failures+=("GPU tests")
 section "gradcheck of every op on the GPU (f64)"
 build-gpu/agf gradcheck --all --device cuda | tail -n 25 || failures+=("gradcheck --device cuda")
 
+section "cuBLAS bf16 GEMM through agf (the MFU ceiling)"
+build-gpu/agf bench matmul --device cuda --dtype bf16 --sizes 4096 8192 || failures+=("bench matmul on the GPU")
+
 section "paper-big bf16 training steps"
 batch=${AGF_GPU_BATCH:-128} length=${AGF_GPU_LENGTH:-64} vocab=${AGF_GPU_VOCAB:-32000} steps=${AGF_GPU_STEPS:-20}
 peak=${AGF_PEAK_TFLOPS:-790}
