@@ -117,7 +117,7 @@ const auto layer_norm_check = check(
 const auto cross_entropy_check = check(
     "cross_entropy", "label-smoothed (0.1) cross-entropy with an ignored row",
     [](const Inputs& x) {
-      const Tensor targets = Tensor::from_vector(std::vector<int64_t>{2, 0, -100, 4}, {4});
+      const Tensor targets = Tensor::from_vector(std::vector<int64_t>{2, 0, -100, 4}, {4}).to(x[0].data().device());
       return cross_entropy(x[0], targets, {.label_smoothing = 0.1, .ignore_index = -100});
     },
     [] { return std::vector{random_input({4, 5}, 42, -2, 2)}; });
@@ -125,7 +125,8 @@ const auto cross_entropy_check = check(
 // ---- lookup and regularization ----
 const auto embedding_check = check("embedding", "rows of a [6,3] table, ids repeated",
                                    [](const Inputs& x) {
-                                     const Tensor ids = Tensor::from_vector(std::vector<int64_t>{1, 4, 1, 0, 5, 1}, {2, 3});
+                                     const Tensor ids = Tensor::from_vector(std::vector<int64_t>{1, 4, 1, 0, 5, 1}, {2, 3})
+                                                            .to(x[0].data().device());
                                      return embedding(x[0], ids);
                                    },
                                    [] { return std::vector{random_input({6, 3}, 43)}; });
