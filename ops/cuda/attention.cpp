@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/cuda/runtime.h"
 #include "ops/attention_fused.h"
+#include "ops/attention_materialized_steps.h"
 #include "ops/attention_positional.h"
 #include "ops/cuda/attention_kernels.h"
 
@@ -20,6 +22,9 @@ namespace agf::ops::cuda {
 namespace {
 
 using fused::ScoreTerm;
+using materialized::compute_dtype;
+using materialized::heads_interleaved;
+using materialized::term_of;
 
 struct Geometry {
   int64_t batch = 0, heads = 0, queries = 0, keys = 0, head_dim = 0, distances = 1;
@@ -52,16 +57,6 @@ Geometry geometry_of(const Tensor& q, const Tensor& k, const Tensor& v) {
 void check_options(const AttentionOptions& options) {
   AGF_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "attention: dropout must be in [0, 1), got {}",
             options.dropout);
-}
-
-// f32 for f32, f16, bf16; f64 for f64.
-DType compute_dtype(DType dtype) { return dtype == DType::f64 ? DType::f64 : DType::f32; }
-
-ScoreTerm term_of(PositionalScheme scheme) {
-  if (is_per_feature(scheme)) return ScoreTerm::none;  // agf-f's table enters through the feature kernels
-  if (has_coefficient(scheme)) return ScoreTerm::coefficient;
-  if (has_score_bias(scheme)) return ScoreTerm::bias;
-  return ScoreTerm::none;
 }
 
 // key_lengths as the kernels read them: i64 [B] on the device (undefined = no padding). Checked on the host
@@ -153,11 +148,6 @@ Tensor unit_stride_rows(const Tensor& t) { return t.strides()[3] == 1 ? t : t.co
 std::pair<Tensor, Tensor> kernel_query_key(const Tensor& q, const Tensor& k, PositionalScheme scheme) {
   if (scheme == PositionalScheme::rope) return {rotate(q, 1.0), rotate(k, 1.0)};
   return {unit_stride_rows(q), unit_stride_rows(k)};
-}
-
-// A fresh [B, H, T, dk] tensor laid out in memory as [B, T, H, dk] (see AttentionForward::output).
-Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DType dtype, Device device) {
-  return Tensor::empty({B, T, H, dk}, dtype, device).permute({0, 2, 1, 3});
 }
 
 fused::PairGeometry pair_geometry(const Geometry& g, const AttentionOptions& options, const Tensor& lengths) {
@@ -270,157 +260,71 @@ Tensor fused_backward(const Geometry& g, const AttentionOptions& options, const 
   return grad_table;
 }
 
-// ---- the materializing path ------------------------------------------------------------------------------------------
+// ---- the materializing path: its steps (ops/attention_materialized_steps.h) on cuBLAS and the CUDA kernels ------------
 
-// c = alpha·op(a)·op(b) for `batch` row-major matrices laid out one after another: op(a) [rows, inner],
-// op(b) [inner, cols], c [rows, cols]; a is stored [inner, rows] when trans_a, b [cols, inner] when trans_b.
-// cuBLAS is column-major, and a row-major matrix is its column-major transpose, so this is cᵀ = op(b)ᵀ·op(a)ᵀ
-// with the operands swapped. f32 products use f32 arithmetic (no TF32), to match the CPU to 1e-5.
-template <class T>
-void batched_product(bool trans_a, bool trans_b, int64_t rows, int64_t cols, int64_t inner, double alpha,
-                     const Tensor& a, const Tensor& b, const Tensor& c, int64_t batch) {
-  if (rows == 0 || cols == 0 || batch == 0) return;
-  if (inner == 0) {  // an empty sum
-    Tensor(c).fill(0);
-    return;
+struct CudaBackend {
+  // cuBLAS's strided-batched GEMM with the arguments column_major_product worked out. f32 products use f32
+  // arithmetic (CUBLAS_COMPUTE_32F: no TF32), to stay within 1e-5 of the CPU.
+  template <class T>
+  static void product(const materialized::ColumnMajorProduct& p, T alpha, const T* first, const T* second, T* out,
+                      int64_t batch, Device device) {
+    agf::cuda::DeviceGuard guard(device.index);
+    constexpr bool is_double = std::is_same_v<T, double>;
+    const cudaDataType_t type = is_double ? CUDA_R_64F : CUDA_R_32F;
+    const cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+    const T beta = 0;
+    AGF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        agf::cuda::cublas_handle(device.index), p.transpose_first ? CUBLAS_OP_T : CUBLAS_OP_N,
+        p.transpose_second ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(p.m), static_cast<int>(p.n),
+        static_cast<int>(p.k), &alpha, first, type, static_cast<int>(p.ld_first), p.stride_first, second, type,
+        static_cast<int>(p.ld_second), p.stride_second, &beta, out, type, static_cast<int>(p.ld_out), p.stride_out,
+        static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT));
   }
-  const int device = c.device().index;
-  agf::cuda::DeviceGuard guard(device);
-  constexpr bool is_double = std::is_same_v<T, double>;
-  const cudaDataType_t type = is_double ? CUDA_R_64F : CUDA_R_32F;
-  const cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-  const T alpha_value = static_cast<T>(alpha), beta_value = 0;
-  const int64_t lda = trans_a ? rows : inner, ldb = trans_b ? inner : cols;
-  AGF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-      agf::cuda::cublas_handle(device), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-      static_cast<int>(cols), static_cast<int>(rows), static_cast<int>(inner), &alpha_value, b.raw_data(), type,
-      static_cast<int>(ldb), inner * cols, a.raw_data(), type, static_cast<int>(lda), rows * inner, &beta_value,
-      c.raw_data(), type, static_cast<int>(cols), rows * cols, static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT));
-}
+  template <class T>
+  static void softmax_rows(const materialized::Attention<T>& A, const T* scores, T* weights, T* dropped, Device device) {
+    attention_softmax_rows<T>(A, scores, weights, dropped, device.index);
+  }
+  template <class T>
+  static void softmax_backward_rows(const materialized::Attention<T>& A, const T* weights, const T* dropped,
+                                    const T* scaled_dot, bool value_coefficient, T* grad, T* pair_table_grad,
+                                    Device device) {
+    attention_softmax_backward_rows<T>(A, weights, dropped, scaled_dot, value_coefficient, grad, pair_table_grad,
+                                       device.index);
+  }
+  template <class T>
+  static void diagonal_sums(const materialized::Attention<T>& A, const T* pair_values, T* grad_table, Device device) {
+    attention_diagonal_sums<T>(A, pair_values, grad_table, device.index);
+  }
+  template <class T>
+  static void coefficient_product(const materialized::Attention<T>& A, const T* weights, T* out, Device device) {
+    attention_coefficient_product<T>(A, weights, out, device.index);
+  }
+  template <class T>
+  static void feature_sum_over_features(const materialized::Attention<T>& A, const T* x, const T* y, T scale, T* out,
+                                        Device device) {
+    attention_feature_sum_over_features<T>(A, x, y, scale, out, device.index);
+  }
+  template <class T>
+  static void feature_sum_over_keys(const materialized::Attention<T>& A, const T* w, const T* y, T scale, T* out,
+                                    Device device) {
+    attention_feature_sum_over_keys<T>(A, w, y, scale, out, device.index);
+  }
+  template <class T>
+  static void feature_sum_over_queries(const materialized::Attention<T>& A, const T* w, const T* y, T scale, T* out,
+                                       Device device) {
+    attention_feature_sum_over_queries<T>(A, w, y, scale, out, device.index);
+  }
+  template <class T>
+  static void feature_table_gradient(const materialized::Attention<T>& A, const T* score_grad, const T* q,
+                                     const T* k, const T* dropped, const T* g, const T* v, T scale, T* grad_table,
+                                     Device device) {
+    attention_feature_table_gradient<T>(A, score_grad, q, k, dropped, g, v, scale, grad_table, device.index);
+  }
+};
 
-template <class T>
-MaterializedAttention<T> materialized_arguments(const Geometry& g, const AttentionOptions& options,
-                                                const Tensor& lengths, const Tensor& table) {
-  MaterializedAttention<T> A;
-  A.pairs = pair_geometry(g, options, lengths);
-  A.table = table.defined() ? table.data<T>() : nullptr;
-  A.term = term_of(options.scheme);
-  A.dropout = dropout_mask(options);
-  A.keep_scale = static_cast<T>(1.0 / (1.0 - options.dropout));
-  return A;
-}
-
-// The inputs of the materializing path: contiguous, in the compute dtype.
-Tensor compute_copy(const Tensor& t) { return t.to(compute_dtype(t.dtype())).contiguous(); }
-
-AttentionForward materialized_forward(const Geometry& g, const AttentionOptions& options, const Tensor& lengths,
-                                      const Tensor& table, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in) {
-  const DType dtype = q_in.dtype(), compute = compute_dtype(dtype);
-  const Device device = q_in.device();
-  const Tensor q = compute_copy(q_in), k = compute_copy(k_in), v = compute_copy(v_in);
-  const int64_t BH = g.batch * g.heads, M = g.queries, N = g.keys, dk = g.head_dim;
-  const bool per_feature = is_per_feature(options.scheme);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
-  AttentionForward result;
-  AttentionSaved& saved = result.saved;
-  saved.table = table;
-  saved.weights = Tensor::empty({g.batch, g.heads, M, N}, compute, device);
-  if (options.dropout > 0) saved.dropped_weights = Tensor::empty(saved.weights.shape(), compute, device);
-  if (term_of(options.scheme) == ScoreTerm::coefficient) saved.scaled_dot = Tensor::empty(saved.weights.shape(), compute, device);
-  const Tensor out = Tensor::empty({g.batch, g.heads, M, dk}, compute, device);
-  dispatch_floating(compute, "attention", [&]<class T>() {
-    const MaterializedAttention<T> A = materialized_arguments<T>(g, options, lengths, table);
-    T* dropped = saved.dropped_weights.defined() ? saved.dropped_weights.data<T>() : nullptr;
-    // 1. s, then a = softmax(s) and a' = dropout(a)
-    if (per_feature) {
-      // s = (1/√dk)·Σ_j q·C(j)·k, written into the weights, turned into a in place
-      attention_feature_sum_over_features<T>(A, q.data<T>(), k.data<T>(), static_cast<T>(scale), saved.weights.data<T>(),
-                                             device.index);
-      attention_softmax_rows<T>(A, saved.weights.data<T>(), saved.weights.data<T>(), dropped, device.index);
-    } else {
-      // P = (1/√dk)·q·kᵀ (kept when a coefficient multiplies it), s = P·C / P + bias / P in the row kernel
-      const Tensor& p = saved.scaled_dot.defined() ? saved.scaled_dot : saved.weights;
-      batched_product<T>(false, true, M, N, dk, scale, q, k, p, BH);
-      attention_softmax_rows<T>(A, p.data<T>(), saved.weights.data<T>(), dropped, device.index);
-    }
-    // 2. o = Σ_n a'·v, with C: X = a' ⊙ C then X·v (scalar), or the per-feature sum (agf-f)
-    const Tensor& w = saved.dropped_weights.defined() ? saved.dropped_weights : saved.weights;
-    if (!options.pcmv) {
-      batched_product<T>(false, false, M, dk, N, 1.0, w, v, out, BH);
-    } else if (per_feature) {
-      attention_feature_sum_over_keys<T>(A, w.data<T>(), v.data<T>(), T(1), out.data<T>(), device.index);
-    } else {
-      const Tensor x = Tensor::empty(w.shape(), compute, device);
-      attention_coefficient_product<T>(A, w.data<T>(), x.data<T>(), device.index);
-      batched_product<T>(false, false, M, dk, N, 1.0, x, v, out, BH);
-    }
-  });
-  result.output = heads_interleaved(g.batch, g.heads, M, dk, dtype, device);
-  result.output.copy_from(out);
-  return result;
-}
-
-Tensor materialized_backward(const Geometry& g, const AttentionOptions& options, const Tensor& lengths,
-                             const Tensor& grad_in, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
-                             const AttentionSaved& saved, AttentionGradients& grads) {
-  const DType dtype = q_in.dtype(), compute = compute_dtype(dtype);
-  const Device device = q_in.device();
-  const int64_t BH = g.batch * g.heads, M = g.queries, N = g.keys, dk = g.head_dim;
-  const Shape pairs_shape{g.batch, g.heads, M, N};
-  AGF_CHECK(saved.weights.defined() && saved.weights.shape() == pairs_shape && saved.weights.dtype() == compute,
-            "attention_backward: the saved weights of the forward are missing or do not match the call");
-  const Tensor q = compute_copy(q_in), k = compute_copy(k_in), v = compute_copy(v_in), grad = compute_copy(grad_in);
-  const bool per_feature = is_per_feature(options.scheme);
-  const bool scalar_table = saved.table.defined() && !per_feature;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
-  const Tensor gq = Tensor::empty({g.batch, g.heads, M, dk}, compute, device);
-  const Tensor gk = Tensor::empty({g.batch, g.heads, N, dk}, compute, device);
-  const Tensor gv = Tensor::empty({g.batch, g.heads, N, dk}, compute, device);
-  const Tensor ga = Tensor::empty(pairs_shape, compute, device);  // ∂L/∂W or ∂L/∂a', then ∂L/∂P
-  const Tensor pair_grad = scalar_table ? Tensor::empty(pairs_shape, compute, device) : Tensor();
-  const Tensor grad_table = saved.table.defined() ? Tensor::empty(saved.table.shape(), compute, device) : Tensor();
-  dispatch_floating(compute, "attention_backward", [&]<class T>() {
-    const MaterializedAttention<T> A = materialized_arguments<T>(g, options, lengths, saved.table);
-    const Tensor& w = saved.dropped_weights.defined() ? saved.dropped_weights : saved.weights;  // a'
-    const T* dropped = saved.dropped_weights.defined() ? saved.dropped_weights.data<T>() : nullptr;
-    // 1. through o = W·v:  ∂L/∂v = Wᵀ·g,  ∂L/∂W = g·vᵀ  (agf-f with PCM-V: the per-feature sums)
-    if (!options.pcmv) {
-      batched_product<T>(true, false, N, dk, M, 1.0, w, grad, gv, BH);
-      batched_product<T>(false, true, M, N, dk, 1.0, grad, v, ga, BH);
-    } else if (per_feature) {
-      attention_feature_sum_over_features<T>(A, grad.data<T>(), v.data<T>(), T(1), ga.data<T>(), device.index);
-      attention_feature_sum_over_queries<T>(A, w.data<T>(), grad.data<T>(), T(1), gv.data<T>(), device.index);
-    } else {
-      const Tensor x = Tensor::empty(pairs_shape, compute, device);
-      attention_coefficient_product<T>(A, w.data<T>(), x.data<T>(), device.index);
-      batched_product<T>(true, false, N, dk, M, 1.0, x, grad, gv, BH);
-      batched_product<T>(false, true, M, N, dk, 1.0, grad, v, ga, BH);
-    }
-    // 2. through dropout and softmax (and, for a scalar C, through s = P·C): ga becomes ∂L/∂P
-    attention_softmax_backward_rows<T>(A, saved.weights.data<T>(), dropped,
-                                       saved.scaled_dot.defined() ? saved.scaled_dot.data<T>() : nullptr,
-                                       options.pcmv && !per_feature, ga.data<T>(),
-                                       pair_grad.defined() ? pair_grad.data<T>() : nullptr, device.index);
-    // 3. ∂L/∂table, then through P = (1/√dk)·q·kᵀ (agf-f: the per-feature sums)
-    if (scalar_table) attention_diagonal_sums<T>(A, pair_grad.data<T>(), grad_table.data<T>(), device.index);
-    if (per_feature) {
-      attention_feature_table_gradient<T>(A, ga.data<T>(), q.data<T>(), k.data<T>(), options.pcmv ? w.data<T>() : nullptr,
-                                          grad.data<T>(), v.data<T>(), static_cast<T>(scale), grad_table.data<T>(),
-                                          device.index);
-      attention_feature_sum_over_keys<T>(A, ga.data<T>(), k.data<T>(), static_cast<T>(scale), gq.data<T>(), device.index);
-      attention_feature_sum_over_queries<T>(A, ga.data<T>(), q.data<T>(), static_cast<T>(scale), gk.data<T>(), device.index);
-    } else {
-      batched_product<T>(false, false, M, dk, N, scale, ga, k, gq, BH);
-      batched_product<T>(true, false, N, dk, M, scale, ga, q, gk, BH);
-    }
-  });
-  grads.q = heads_interleaved(g.batch, g.heads, M, dk, dtype, device);
-  grads.k = heads_interleaved(g.batch, g.heads, N, dk, dtype, device);
-  grads.v = heads_interleaved(g.batch, g.heads, N, dk, dtype, device);
-  grads.q.copy_from(gq);
-  grads.k.copy_from(gk);
-  grads.v.copy_from(gv);
-  return grad_table;
+materialized::Call materialized_call(const Geometry& g, const AttentionOptions& options, const Tensor& lengths,
+                                     const Tensor& table) {
+  return {pair_geometry(g, options, lengths), options, table};
 }
 
 std::string fused_unfit_reason(DType dtype, int64_t head_dim, const AttentionOptions& options, int device) {
@@ -453,7 +357,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
   if (attention_kernel_for(q_in, options, kernel) == AttentionKernel::fused) {
     return fused_forward(g, options, lengths, table, q, k, v);
   }
-  return materialized_forward(g, options, lengths, table, q, k, v);
+  return materialized::forward<CudaBackend>(materialized_call(g, options, lengths, table), q, k, v);
 }
 
 AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
@@ -473,7 +377,8 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
   AttentionGradients grads;
   const Tensor grad_table = saved.row_logsumexp.defined()
                                 ? fused_backward(g, options, lengths, grad, q, k, v, saved, grads)
-                                : materialized_backward(g, options, lengths, grad, q, k, v, saved, grads);
+                                : materialized::backward<CudaBackend>(materialized_call(g, options, lengths, saved.table),
+                                                                      grad, q, k, v, saved, grads);
   grads.positional = positional_gradients(grad_table, positional, options, g);
   if (options.scheme == PositionalScheme::rope) {
     grads.q = rotate(grads.q, -1.0);

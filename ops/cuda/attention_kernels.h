@@ -4,13 +4,15 @@
 //
 //   fused         ops/cuda/attention_fused_kernels.cu — the block algorithms of ops/attention_fused.h on the
 //                 GPU: no [Tq, Tk] matrix in global memory. f64, f32, f16, bf16; scalar positional terms.
-//   materialized  ops/cuda/attention_materialized_kernels.cu — the per-row and per-pair steps around the
-//                 cuBLAS products when scores [B, H, Tq, Tk] are kept (agf-f, dk > 256): f32 and f64.
+//   materialized  ops/cuda/attention_materialized_kernels.cu — the per-row and per-element steps of
+//                 ops/attention_materialized.h around the cuBLAS products, when scores [B, H, Tq, Tk] are kept
+//                 (agf-f, dk > 256): f32 and f64.
 #include <cstdint>
 #include <string>
 
 #include "core/element_type.h"
 #include "ops/attention_fused.h"
+#include "ops/attention_materialized.h"
 
 namespace agf::ops::cuda {
 
@@ -29,59 +31,30 @@ template <class T>
 void fused_attention_backward(const fused::FusedAttention<T, fused::compute_t<T>>& A, int device);
 
 // ---- materialized (T = float or double; every buffer contiguous) ---------------------------------------------------
+// Each runs its step of ops/attention_materialized.h over a whole call (see there for what each computes):
+// row steps one block of 256 threads per row (or per table entry), element steps one thread per output element.
 
 template <class T>
-struct MaterializedAttention {
-  fused::PairGeometry pairs;
-  const T* table = nullptr;                     // [2, H, distances] (scalar) or [2, H, distances, dk] (per feature)
-  fused::ScoreTerm term = fused::ScoreTerm::none;  // how a scalar table enters s (none for agf-f)
-  fused::DropoutMask dropout;
-  T keep_scale = 1;
-};
-
-// Row by row (one block per (b, h, m)): s = P·C, P + bias or P over the visible keys (scores is P, or the
-// finished agf-f score when A.term is none), a = softmax, a' = dropout(a); masked keys get a = a' = 0.
-// weights may alias scores. dropped may be null (no dropout).
+void attention_softmax_rows(const materialized::Attention<T>& A, const T* scores, T* weights, T* dropped, int device);
 template <class T>
-void attention_softmax_rows(const MaterializedAttention<T>& A, const T* scores, T* weights, T* dropped, int device);
-
-// out[b,h,m,n] = w·C(δ,h,D) for visible pairs, 0 elsewhere (the PCM-V weights W = a' ⊙ C).
+void attention_coefficient_product(const materialized::Attention<T>& A, const T* weights, T* out, int device);
 template <class T>
-void attention_coefficient_product(const MaterializedAttention<T>& A, const T* weights, T* out, int device);
-
-// The agf-f products with a per-feature table C(δ,h,D,j), each a sum over one index:
-//   over features  out[m,n] = scale·Σ_j x[m,j]·C(m,n,j)·y[n,j]   (visible pairs; 0 elsewhere)  x [B,H,Tq,dk], y [B,H,Tk,dk]
-//   over keys      out[m,j] = scale·Σ_n w[m,n]·C(m,n,j)·y[n,j]    (visible keys of row m)        y [B,H,Tk,dk]
-//   over queries   out[n,j] = scale·Σ_m w[m,n]·C(m,n,j)·y[m,j]    (queries that see key n)       y [B,H,Tq,dk]
-template <class T>
-void attention_feature_sum_over_features(const MaterializedAttention<T>& A, const T* x, const T* y, T scale, T* out,
+void attention_feature_sum_over_features(const materialized::Attention<T>& A, const T* x, const T* y, T scale, T* out,
                                          int device);
 template <class T>
-void attention_feature_sum_over_keys(const MaterializedAttention<T>& A, const T* w, const T* y, T scale, T* out,
+void attention_feature_sum_over_keys(const materialized::Attention<T>& A, const T* w, const T* y, T scale, T* out,
                                      int device);
 template <class T>
-void attention_feature_sum_over_queries(const MaterializedAttention<T>& A, const T* w, const T* y, T scale, T* out,
+void attention_feature_sum_over_queries(const materialized::Attention<T>& A, const T* w, const T* y, T scale, T* out,
                                         int device);
-
-// Row by row, the softmax backward (docs/agf-backprop.md §3–5). grad holds ∂L/∂a' on entry — or ∂L/∂W when
-// value_coefficient (PCM-V with a scalar C), turned into ∂L/∂a' = ∂L/∂W·C here — and ∂L/∂P on exit
-// (∂L/∂s·C for a coefficient, ∂L/∂s otherwise). pair_table_grad (may be null) receives ∂L/∂C or ∂L/∂bias of
-// each pair (0 where masked): gs·P (+ ∂L/∂W·a'), or gs. dropped null = no dropout; scaled_dot (P) is needed
-// for a coefficient.
 template <class T>
-void attention_softmax_backward_rows(const MaterializedAttention<T>& A, const T* weights, const T* dropped,
+void attention_softmax_backward_rows(const materialized::Attention<T>& A, const T* weights, const T* dropped,
                                      const T* scaled_dot, bool value_coefficient, T* grad, T* pair_table_grad,
                                      int device);
-
-// grad_table[δ,h,D] = Σ_b Σ_{pairs with that δ, D} pair_values[b,h,m,n]: one block per table entry, a fixed
-// order of summation (deterministic). Overwrites grad_table [2, H, distances].
 template <class T>
-void attention_diagonal_sums(const MaterializedAttention<T>& A, const T* pair_values, T* grad_table, int device);
-
-// agf-f: grad_table[δ,h,D,j] = Σ_b Σ_{pairs} scale·gs·q[m,j]·k[n,j] (+ a'·g[m,j]·v[n,j] when dropped is not
-// null: PCM-V). One block per (δ, h, D), threads over j; overwrites grad_table [2, H, distances, dk].
+void attention_diagonal_sums(const materialized::Attention<T>& A, const T* pair_values, T* grad_table, int device);
 template <class T>
-void attention_feature_table_gradient(const MaterializedAttention<T>& A, const T* score_grad, const T* q,
+void attention_feature_table_gradient(const materialized::Attention<T>& A, const T* score_grad, const T* q,
                                       const T* k, const T* dropped, const T* g, const T* v, T scale, T* grad_table,
                                       int device);
 
