@@ -62,12 +62,18 @@ struct AttentionOptions {
   uint64_t dropout_seed = 0, dropout_offset = 0;  // the Philox stream of the dropout mask
 };
 
-// What the backward needs from the forward.
+// What the backward needs from the forward. The CPU op and the materializing CUDA kernel fill the first
+// four (on a GPU: a, a', P and the table in f32, or f64 for f64 inputs); the fused CUDA kernel keeps no
+// [Tq, Tk] tensor and fills table, output and row_logsumexp instead (ops/cuda/attention.h).
 struct AttentionSaved {
   Tensor weights;          // a  [B, H, Tq, Tk]
   Tensor dropped_weights;  // a' [B, H, Tq, Tk] (only when dropout > 0)
   Tensor scaled_dot;       // P  [B, H, Tq, Tk] (only for agf-b, agf-m, alibi-mult: ∂L/∂C needs it)
-  Tensor table;            // the positional table (f64), see positional_table_forward
+  Tensor table;            // the positional table (f64 on the CPU), see positional_table_forward
+  // Fused CUDA kernel only (undefined otherwise):
+  Tensor output;           // o, the forward's output: the backward's Δ[m] = Σ_j g[m,j]·o[m,j]
+  Tensor row_logsumexp;    // [B, H, Tq] ln Σ_n exp(s[m,n]) over the visible keys (+inf for a row with none), f32
+                           // (f64 for f64): the backward recomputes a = exp(s - row_logsumexp)
 };
 
 struct AttentionForward {
@@ -76,8 +82,8 @@ struct AttentionForward {
   AttentionSaved saved;
 };
 
-// q [B, H, Tq, dk], k and v [B, H, Tk, dk] (f32 or f64, any layout with a unit-stride last axis — others
-// are copied). key_lengths: [B] i32/i64 with 0 <= length <= Tk, keys at n >= length are padding; an
+// q [B, H, Tq, dk], k and v [B, H, Tk, dk] (f32 or f64 on the CPU, also f16 and bf16 on a GPU; any layout with
+// a unit-stride last axis — others are copied). CUDA tensors run on the GPU (ops/cuda/attention.h). key_lengths: [B] i32/i64 with 0 <= length <= Tk, keys at n >= length are padding; an
 // undefined tensor means no padding.
 AttentionForward attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_lengths,
                                    const PositionalParameters& positional, const AttentionOptions& options);

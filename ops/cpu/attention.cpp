@@ -21,7 +21,11 @@
 #include "core/philox.h"
 #include "ops/attention.h"
 #include "ops/attention_positional.h"
+#include "ops/device_route.h"
 #include "ops/rope.h"
+#ifdef AGF_WITH_CUDA
+#include "ops/cuda/attention.h"
+#endif
 
 namespace agf::ops {
 
@@ -580,6 +584,8 @@ void check_options(const AttentionOptions& options) {
 
 AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& key_lengths,
                                    const PositionalParameters& positional, const AttentionOptions& options) {
+  AGF_CUDA_ROUTE(on_cuda("attention", q_in, k_in, v_in, key_lengths),
+                 cuda::attention_forward(q_in, k_in, v_in, key_lengths, positional, options));
   const Geometry g = geometry_of(q_in, k_in, v_in, options.scheme);
   check_options(options);
   const PositionalTableShape table_shape{g.heads, g.head_dim, g.distances};
@@ -618,6 +624,8 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
 AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                                       const Tensor& key_lengths, const PositionalParameters& positional,
                                       const AttentionOptions& options, const AttentionSaved& saved) {
+  AGF_CUDA_ROUTE(on_cuda("attention_backward", grad_in, q_in, k_in, v_in, key_lengths),
+                 cuda::attention_backward(grad_in, q_in, k_in, v_in, key_lengths, positional, options, saved));
   const Geometry g = geometry_of(q_in, k_in, v_in, options.scheme);
   check_options(options);
   AGF_CHECK(grad_in.defined() && grad_in.shape() == Shape({g.batch, g.heads, g.queries, g.head_dim}),
