@@ -14,26 +14,18 @@
 #include "ops/attention.h"
 #include "tools/agf/command.h"
 #ifdef AGF_WITH_CUDA
-#include "core/cuda/runtime.h"
 #include "ops/cuda/attention.h"
 #endif
 
 namespace {
 
-// Waits until the device has finished its queued work (a no-op on the CPU).
-void synchronize(const agf::Device& device) {
-#ifdef AGF_WITH_CUDA
-  if (device.is_cuda()) agf::cuda::synchronize(device.index);
-#endif
-}
-
 // Wall time of one call of `body`, in seconds, including the device work it queued.
 template <class Body>
 double seconds_of(const agf::Device& device, Body&& body) {
-  synchronize(device);
+  agf::synchronize(device);
   const auto start = std::chrono::steady_clock::now();
   body();
-  synchronize(device);
+  agf::synchronize(device);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
