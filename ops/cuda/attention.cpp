@@ -2,6 +2,8 @@
 // choice between the fused and the materializing kernels, and — for the latter — the cuBLAS products.
 #include "ops/cuda/attention.h"
 
+#include "ops/rope.h"
+
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -116,37 +118,11 @@ PositionalParameters positional_gradients(const Tensor& grad_table, const Positi
   return grads;
 }
 
-// RoPE on the device: the rotation of ops::rope_forward (sign +1) or its transpose (sign -1), with cos and
-// sin computed on the host in double exactly as the CPU op does. (A private kernel until ops::rope_forward
-// itself routes to CUDA.)
-Tensor rotate(const Tensor& x_in, double sign) {
-  const char* op = sign > 0 ? "rope" : "rope_backward";
-  AGF_CHECK(x_in.dim() == 4, "{}: expects [B, H, T, dk], got {}", op, x_in.description());
-  const int64_t length = x_in.size(2), dk = x_in.size(3);
-  AGF_CHECK(dk % 2 == 0, "{}: the head size dk must be even to rotate feature pairs, got {}", op, dk);
-  const Tensor x = x_in.contiguous();
-  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
-  const int64_t pairs = dk / 2;
-  std::vector<double> cos_sin(static_cast<std::size_t>(length * pairs * 2));
-  for (int64_t t = 0; t < length; ++t) {
-    for (int64_t i = 0; i < pairs; ++i) {
-      const double angle =
-          static_cast<double>(t) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(dk));
-      cos_sin[static_cast<std::size_t>((t * pairs + i) * 2)] = std::cos(angle);
-      cos_sin[static_cast<std::size_t>((t * pairs + i) * 2 + 1)] = sign * std::sin(angle);
-    }
-  }
-  const Tensor table = Tensor::from_vector(cos_sin, {length, pairs, 2}, compute_dtype(x.dtype())).to(x.device());
-  attention_rotate_pairs(x.dtype(), x.raw_data(), out.raw_data(), dk == 0 ? 0 : x.numel() / dk, length, dk,
-                         table.raw_data(), x.device().index);
-  return out;
-}
-
 Tensor unit_stride_rows(const Tensor& t) { return t.strides()[3] == 1 ? t : t.contiguous(); }
 
 // q and k as the kernels see them: rotated for rope, with a unit-stride last axis.
 std::pair<Tensor, Tensor> kernel_query_key(const Tensor& q, const Tensor& k, PositionalScheme scheme) {
-  if (scheme == PositionalScheme::rope) return {rotate(q, 1.0), rotate(k, 1.0)};
+  if (scheme == PositionalScheme::rope) return {rope_forward(q), rope_forward(k)};  // routes to ops/cuda/rope
   return {unit_stride_rows(q), unit_stride_rows(k)};
 }
 
@@ -381,8 +357,8 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
                                                                       grad, q, k, v, saved, grads);
   grads.positional = positional_gradients(grad_table, positional, options, g);
   if (options.scheme == PositionalScheme::rope) {
-    grads.q = rotate(grads.q, -1.0);
-    grads.k = rotate(grads.k, -1.0);
+    grads.q = rope_backward(grads.q);
+    grads.k = rope_backward(grads.k);
   }
   return grads;
 }

@@ -58,12 +58,4 @@ void attention_feature_table_gradient(const materialized::Attention<T>& A, const
                                       const T* k, const T* dropped, const T* g, const T* v, T scale, T* grad_table,
                                       int device);
 
-// ---- rope ------------------------------------------------------------------------------------------------------------
-
-// out[row, 2i] = x[2i]·cos - x[2i+1]·sin, out[row, 2i+1] = x[2i]·sin + x[2i+1]·cos with (cos, sin) =
-// cos_sin[t, i, 0..1], t = row % length: the rotation of ops::rope_forward (sin negated for the backward).
-// in, out: contiguous [rows, head_dim] of `dtype`; cos_sin: [length, head_dim/2, 2] in the compute type.
-void attention_rotate_pairs(DType dtype, const void* in, void* out, int64_t rows, int64_t length, int64_t head_dim,
-                            const void* cos_sin, int device);
-
 }  // namespace agf::ops::cuda

@@ -1,5 +1,5 @@
 // The materializing attention path's kernels: the steps of ops/attention_materialized.h (each written once
-// for the GPU and the CPU emulation) run over a whole call, and the rope rotation. They sit between the cuBLAS
+// for the GPU and the CPU emulation) run over a whole call. They sit between the cuBLAS
 // products when the scores [B, H, Tq, Tk] are kept in global memory (agf-f, whose coefficient carries the
 // feature index, and head sizes the fused kernels are not compiled for); all buffers are contiguous
 // [B, H, Tq, Tk] or [B, H, T, dk] in the compute type (f32 or f64).
@@ -122,23 +122,6 @@ __global__ void feature_table_gradient_kernel(const Attention<T> A, const T* sco
   }
 }
 
-// ---- rope ----------------------------------------------------------------------------------------------------------
-
-template <class S, class Acc>
-__global__ void rotate_pairs_kernel(const S* in, S* out, int64_t rows, int64_t length, int64_t head_dim,
-                                    const Acc* cos_sin) {
-  const int64_t pairs = head_dim / 2, count = rows * pairs;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t pair = i % pairs, row = i / pairs, t = row % length;
-    const Acc c = cos_sin[(t * pairs + pair) * 2], s = cos_sin[(t * pairs + pair) * 2 + 1];
-    const Acc even = agf::cuda::to_acc(in[row * head_dim + 2 * pair]);
-    const Acc odd = agf::cuda::to_acc(in[row * head_dim + 2 * pair + 1]);
-    out[row * head_dim + 2 * pair] = agf::cuda::from_acc<S>(even * c - odd * s);
-    out[row * head_dim + 2 * pair + 1] = agf::cuda::from_acc<S>(even * s + odd * c);
-  }
-}
-
 unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(rows < 65535LL * 8 ? (rows < 1 ? 1 : rows) : 65535LL * 8); }
 
 }  // namespace
@@ -223,24 +206,6 @@ void attention_feature_table_gradient(const Attention<T>& A, const T* score_grad
   feature_table_gradient_kernel<<<row_blocks(entries), kFeatureThreads, 0, current_stream(device)>>>(
       A, score_grad, q, k, dropped, g, v, scale, grad_table);
   AGF_CUDA_CHECK_LAUNCH(feature_table_gradient_kernel);
-}
-
-void attention_rotate_pairs(DType dtype, const void* in, void* out, int64_t rows, int64_t length, int64_t head_dim,
-                            const void* cos_sin, int device) {
-  const int64_t count = rows * (head_dim / 2);
-  if (count == 0) return;
-  DeviceGuard guard(device);
-  agf::cuda::dispatch_element_type(dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-      using S = agf::cuda::device_t<T>;
-      using Acc = agf::cuda::acc_t<T>;
-      rotate_pairs_kernel<<<blocks_for(count, kThreads), kThreads, 0, current_stream(device)>>>(
-          static_cast<const S*>(in), static_cast<S*>(out), rows, length, head_dim, static_cast<const Acc*>(cos_sin));
-      AGF_CUDA_CHECK_LAUNCH(rotate_pairs_kernel);
-    } else {
-      std::abort();  // the op layer passes floating tensors only
-    }
-  });
 }
 
 #define AGF_MATERIALIZED_ATTENTION_INSTANCES(T)                                                                           \
