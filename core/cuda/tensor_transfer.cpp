@@ -30,9 +30,13 @@ Tensor transfer(const Tensor& source, Device device) {
     AGF_CUDA_CHECK(cudaStreamSynchronize(current_stream(from)));
     return result;
   }
-  // GPU to GPU: order after the source's queued work, copy, and let the target's stream wait for it.
+  // GPU to GPU: wait for the source's queued work, copy on the target's stream, and wait for the copy so
+  // that `packed` may go back to the source device's cache (whose stream knows nothing of the copy).
   synchronize(from);
-  AGF_CUDA_CHECK(cudaMemcpyPeer(result.raw_data(), device.index, packed.raw_data(), from, bytes));
+  DeviceGuard guard(device.index);
+  AGF_CUDA_CHECK(cudaMemcpyPeerAsync(result.raw_data(), device.index, packed.raw_data(), from, bytes,
+                                     current_stream(device.index)));
+  AGF_CUDA_CHECK(cudaStreamSynchronize(current_stream(device.index)));
   return result;
 }
 
