@@ -9,6 +9,7 @@
 #   AGF_POS       positional scheme (default agf-m), AGF_PCMV=0 to turn PCM-V off
 #   AGF_PRESET    model size (default cpu-small)
 #   AGF_FRESH=1   delete AGF_RUN_DIR first
+#   AGF_DEVICE    cpu (default) or cuda[:N]; AGF_PRECISION fp32 (default), bf16 or fp16 (with a GPU)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/tools/setup.sh"
@@ -20,6 +21,8 @@ run_dir="${AGF_RUN_DIR:-$root/runs/main}"
 pos="${AGF_POS:-agf-m}"
 pcmv=$([ "${AGF_PCMV:-1}" = "1" ] && echo "--pcmv" || true)
 preset="${AGF_PRESET:-cpu-small}"
+device="${AGF_DEVICE:-cpu}"
+precision="${AGF_PRECISION:-fp32}"
 corpus="$root/data/corpora/libreoffice-help-en-de"
 [ "${AGF_FRESH:-0}" = "1" ] && rm -rf "$run_dir"
 mkdir -p "$run_dir"
@@ -36,16 +39,16 @@ echo "== training $preset $pos ${pcmv} for up to $minutes minutes ($run_dir/trai
 resume=$([ -d "$run_dir/train/checkpoints" ] && echo "--resume" || true)
 "$agf" train --data "$run_dir/data" --out "$run_dir/train" --preset "$preset" --pos "$pos" $pcmv \
   --max-steps 100000 --max-minutes "$minutes" --max-tokens 4096 --lr 1e-3 --warmup 200 \
-  --valid-every 250 --bleu-sentences 100 $resume
+  --valid-every 250 --bleu-sentences 100 --device "$device" --precision "$precision" $resume
 
 checkpoint="$run_dir/train/checkpoints/best.safetensors"
 echo "== validation ($checkpoint)"
-"$agf" eval --checkpoint "$checkpoint" --data "$run_dir/data" --split valid --bleu-sentences 500
+"$agf" eval --checkpoint "$checkpoint" --data "$run_dir/data" --split valid --bleu-sentences 500 --device "$device"
 
 echo "== three example translations (validation sentences)"
 # (xz stops early when head has its lines: that SIGPIPE is expected, not an error)
 (xz -dc "$corpus/valid.en.xz" || true) | head -n 3 > "$run_dir/examples.en"
 (xz -dc "$corpus/valid.de.xz" || true) | head -n 3 > "$run_dir/examples.de"
-"$agf" translate --checkpoint "$checkpoint" --beam 4 < "$run_dir/examples.en" > "$run_dir/examples.out"
+"$agf" translate --checkpoint "$checkpoint" --beam 4 --device "$device" < "$run_dir/examples.en" > "$run_dir/examples.out"
 paste -d '\n' "$run_dir/examples.en" "$run_dir/examples.de" "$run_dir/examples.out" /dev/null |
   awk 'NR % 4 == 1 { print "source:      " $0 } NR % 4 == 2 { print "reference:   " $0 } NR % 4 == 3 { print "translation: " $0 } NR % 4 == 0 { print "" }'
