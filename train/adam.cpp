@@ -17,9 +17,7 @@ void step_on_cuda(const std::string& name, const Tensor& theta, const Tensor& gr
                   const AdamConstants& constants) {
   AGF_CHECK(is_floating(theta.dtype()), "Adam::step: parameter '{}' is {}, not floating-point", name,
             theta.description());
-  check_same_device(theta, grad, "Adam::step");
   check_same_dtype(theta, grad, "Adam::step");
-  check_same_device(theta, m, "Adam::step");
   cuda::adam_update_elements(theta.dtype(), theta.raw_data(), m.raw_data(), v.raw_data(), grad.raw_data(),
                              grad.numel(), constants, theta.device().index);
 }
@@ -72,6 +70,11 @@ void Adam::step(double lr) {
     const Variable& parameter = parameters_[p].second;
     if (!parameter.grad().defined()) continue;
     const Tensor grad = parameter.grad().contiguous();
+    // θ, g, m and v on one device (a model moved after its optimizer was made is not): the CPU loop
+    // would read a GPU tensor's memory on the host, a kernel a CPU tensor's.
+    for (const Tensor* other : std::initializer_list<const Tensor*>{&grad, &first_moment_[p], &second_moment_[p]}) {
+      check_same_device(parameter.data(), *other, "Adam::step");
+    }
 #ifdef AGF_WITH_CUDA
     if (parameter.data().device().is_cuda()) {  // the same update, by a kernel
       step_on_cuda(parameters_[p].first, parameter.data(), grad, first_moment_[p], second_moment_[p], constants);

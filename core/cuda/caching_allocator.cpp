@@ -59,7 +59,12 @@ class CachingAllocator {
   }
 
  private:
+  // Called with `device` current. A block is cached as soon as its tensor dies, which is when the last
+  // kernel using it has been queued, not run: wait for the device before handing blocks back to the
+  // driver (cudaFree only "may" synchronise).
   void release_cached(int device) {
+    if (free_[device].empty()) return;
+    cudaDeviceSynchronize();
     for (auto& [size, pointer] : free_[device]) cudaFree(pointer);
     free_[device].clear();
   }

@@ -36,8 +36,13 @@ template <> __device__ __forceinline__ float from_acc<float>(float x) { return x
 template <> __device__ __forceinline__ double from_acc<double>(double x) { return x; }
 template <> __device__ __forceinline__ float from_acc<float>(double x) { return static_cast<float>(x); }
 template <> __device__ __forceinline__ double from_acc<double>(float x) { return x; }
-template <> __device__ __forceinline__ __half from_acc<__half>(double x) { return __double2half(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(double x) { return __double2bfloat16(x); }
+// f64 -> f16/bf16 as the CPU's from_double (core/dtype.h) rounds: to f32 first, then to the half type.
+// Not __double2half, which rounds once: 1 + 2^-11 + 2^-40 is 1 + 2^-10 that way but 1 through f32
+// (where it becomes the tie 1 + 2^-11, rounded to even), so a GPU cast would differ from the CPU's.
+template <> __device__ __forceinline__ __half from_acc<__half>(double x) { return __float2half_rn(static_cast<float>(x)); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(double x) {
+  return __float2bfloat16_rn(static_cast<float>(x));
+}
 
 // Casts a tensor's raw pointer to the kernel's element type.
 template <class T> device_t<T>* device_pointer(T* pointer) { return reinterpret_cast<device_t<T>*>(pointer); }

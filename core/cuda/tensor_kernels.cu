@@ -10,7 +10,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Conversion between any two element types, through the wider of f32/f64 for floating types.
+// Conversion between any two element types, through the wider of f32/f64 for floating types; f64 to
+// f16/bf16 through f32, as the CPU's from_double (device_types.h: from_acc).
 template <class Out, class In>
 __device__ __forceinline__ Out convert(In value) {
   if constexpr (std::is_same_v<Out, In>) {
@@ -48,11 +49,20 @@ __global__ void fill_kernel(T* out, StridedIndex<1> index, int64_t count, T valu
   }
 }
 
+// The fill value in memory: the bits of the CPU's from_double<T> (f16/bf16 through f32, core/half.h).
 template <class T>
 device_t<T> host_value(double value) {
-  if constexpr (std::is_same_v<T, Half>) return __double2half(value);
-  else if constexpr (std::is_same_v<T, BFloat16>) return __double2bfloat16(value);
-  else return static_cast<T>(value);
+  if constexpr (std::is_same_v<T, Half>) {
+    __half_raw raw;
+    raw.x = Half(static_cast<float>(value)).bits;
+    return __half(raw);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    __nv_bfloat16_raw raw;
+    raw.x = BFloat16(static_cast<float>(value)).bits;
+    return __nv_bfloat16(raw);
+  } else {
+    return static_cast<T>(value);
+  }
 }
 
 }  // namespace

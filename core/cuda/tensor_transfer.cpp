@@ -30,13 +30,16 @@ Tensor transfer(const Tensor& source, Device device) {
     AGF_CUDA_CHECK(cudaStreamSynchronize(current_stream(from)));
     return result;
   }
-  // GPU to GPU: wait for the source's queued work, copy on the target's stream, and wait for the copy so
-  // that `packed` may go back to the source device's cache (whose stream knows nothing of the copy).
+  // GPU to GPU, on agf's streams (cudaMemcpyPeer would run on the legacy default stream, which agf's
+  // non-blocking streams are not ordered with): wait for the source's queued work, which produces
+  // `packed`; copy on the target's stream, after the queued work that may still use the recycled block
+  // `result` and before any later work that reads it; wait for the copy, so that `packed` (possibly a
+  // temporary) is not handed out again on the source's stream while the copy still reads it.
   synchronize(from);
   DeviceGuard guard(device.index);
-  AGF_CUDA_CHECK(cudaMemcpyPeerAsync(result.raw_data(), device.index, packed.raw_data(), from, bytes,
-                                     current_stream(device.index)));
-  AGF_CUDA_CHECK(cudaStreamSynchronize(current_stream(device.index)));
+  const cudaStream_t target = current_stream(device.index);
+  AGF_CUDA_CHECK(cudaMemcpyPeerAsync(result.raw_data(), device.index, packed.raw_data(), from, bytes, target));
+  AGF_CUDA_CHECK(cudaStreamSynchronize(target));
   return result;
 }
 

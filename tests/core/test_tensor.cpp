@@ -106,6 +106,16 @@ TEST_CASE("dtype conversion rounds to nearest even and keeps specials", "[core][
     const Tensor b = Tensor::from_vector(std::vector<double>{1.5, -1024}, {2}).to(DType::bf16);
     CHECK(b.to_double_vector() == std::vector<double>{1.5, -1024});
   }
+  SECTION("f64 to f16/bf16 rounds through f32 (the GPU's casts and fills follow this)") {
+    // 1 + 2^-11 + 2^-40 lies just above an f16 tie: rounded once it is 1 + 2^-10, but f32 drops the
+    // 2^-40, leaving the tie 1 + 2^-11, which rounds to even: 1. Likewise for bf16 at 1 + 2^-8 + 2^-40.
+    const Tensor x = Tensor::from_vector(std::vector<double>{1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40}, {2});
+    CHECK(x.to(DType::f16).to_double_vector()[0] == 1.0);
+    CHECK(x.to(DType::bf16).to_double_vector()[1] == 1.0);
+    Tensor filled = Tensor::empty({1}, DType::f16);
+    filled.fill(1 + 0x1p-11 + 0x1p-40);
+    CHECK(filled.item() == 1.0);
+  }
   SECTION("integers convert by truncation and back") {
     const Tensor f = Tensor::from_vector(std::vector<double>{1.9, -2.2, 3}, {3});
     CHECK(f.to(DType::i32).to_int_vector() == std::vector<int64_t>{1, -2, 3});

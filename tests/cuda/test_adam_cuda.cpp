@@ -94,3 +94,16 @@ TEST_CASE("clip_grad_norm on GPU gradients equals the CPU", "[cuda][gpu]") {
     }
   }
 }
+
+TEST_CASE("Adam::step refuses a parameter moved to another device after the optimizer was made", "[cuda][gpu]") {
+  AGF_REQUIRE_GPU();
+  for (bool to_gpu : {true, false}) {
+    const Device made_on = to_gpu ? Device::cpu() : Device::cuda(), moved_to = to_gpu ? Device::cuda() : Device::cpu();
+    Variable parameter(Tensor::ones({8}, DType::f32, made_on), true);
+    train::Adam adam({{"w", parameter}});  // moments on `made_on`
+    parameter.mutable_data() = parameter.data().to(moved_to);
+    parameter.set_grad(Tensor::ones({8}, DType::f32, moved_to));
+    // Not a host read of GPU memory (or a kernel on host memory): an error naming the step and both devices.
+    CHECK_THROWS_WITH(adam.step(1e-3), Catch::Contains("Adam::step") && Catch::Contains("different devices"));
+  }
+}

@@ -39,6 +39,17 @@ TEST_CASE("GPU contiguous, casts, copy_from with broadcast, fill", "[cuda][gpu]"
   for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
     testing::require_close(gpu.to(dtype), x.to(dtype), 0, 0, "cast");
   }
+  // f64 -> f16/bf16 rounds through f32 as on the CPU, also just above a tie, where rounding once differs.
+  const Tensor near_ties = Tensor::from_vector(std::vector<double>{1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40,
+                                                                   -(1 + 0x1p-11 + 0x1p-40)}, {3});
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    testing::require_close(near_ties.to(Device::cuda()).to(dtype), near_ties.to(dtype), 0, 0, "cast near a tie");
+    Tensor filled = Tensor::empty({2}, dtype, Device::cuda());
+    filled.fill(1 + 0x1p-11 + 0x1p-40);
+    Tensor expected = Tensor::empty({2}, dtype);
+    expected.fill(1 + 0x1p-11 + 0x1p-40);
+    testing::require_close(filled, expected, 0, 0, "fill near a tie");
+  }
   // copy_from broadcasts a row over a matrix, converting the dtype.
   Tensor target = Tensor::zeros({3, 4}, DType::f32, Device::cuda());
   target.copy_from(Tensor::from_vector(std::vector<double>{1, 2, 3, 4}, {4}, DType::f64));
