@@ -131,6 +131,9 @@ Tensor backward(const Call& call, const Tensor& grad_in, const Tensor& q_in, con
   const Shape pairs_shape{B, H, M, N};
   AGF_CHECK(saved.weights.defined() && saved.weights.shape() == pairs_shape && saved.weights.dtype() == compute,
             "attention_backward: the saved weights of the forward are missing or do not match the call");
+  AGF_CHECK(term_of(call.options.scheme) != ScoreTerm::coefficient ||
+                (saved.scaled_dot.defined() && saved.scaled_dot.shape() == pairs_shape && saved.scaled_dot.dtype() == compute),
+            "attention_backward: the saved scaled dot products P of the forward are missing or do not match the call");
   const Tensor q = compute_copy(q_in), k = compute_copy(k_in), v = compute_copy(v_in), grad = compute_copy(grad_in);
   const bool per_feature = is_per_feature(call.options.scheme), pcmv = call.options.pcmv;
   const bool scalar_table = saved.table.defined() && !per_feature;

@@ -61,10 +61,12 @@ void check_options(const AttentionOptions& options) {
             options.dropout);
 }
 
-// key_lengths as the kernels read them: i64 [B] on the device (undefined = no padding). Checked on the host
-// (B numbers come back: one small synchronisation).
-Tensor device_key_lengths(const Tensor& key_lengths, const Geometry& g) {
+// key_lengths as the kernels read them: i64 [B] on q's device (undefined = no padding). Checked on the host
+// (B numbers come back: one small synchronisation). The kernels dereference it, so it must be on q's device
+// already: ops::attention_forward's route checks that, a direct call of this file's entry points did not.
+Tensor device_key_lengths(const Tensor& key_lengths, const Tensor& q, const Geometry& g) {
   if (!key_lengths.defined()) return Tensor();
+  check_same_device(key_lengths, q, "attention");
   AGF_CHECK(is_integer(key_lengths.dtype()) && key_lengths.dim() == 1 && key_lengths.size(0) == g.batch,
             "attention: key_lengths must be an integer tensor [{}] (one length per sequence), got {}", g.batch,
             key_lengths.description());
@@ -327,7 +329,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
   check_options(options);
   const Device device = q_in.device();
   const Tensor table = device_table(positional, options, g, device, compute_dtype(q_in.dtype()));
-  const Tensor lengths = device_key_lengths(key_lengths, g);
+  const Tensor lengths = device_key_lengths(key_lengths, q_in, g);
   const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
   const Tensor v = unit_stride_rows(v_in);
   if (attention_kernel_for(q_in, options, kernel) == AttentionKernel::fused) {
@@ -346,7 +348,15 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
             g.head_dim, grad_in.defined() ? grad_in.description() : "undefined");
   check_same_device(grad_in, q_in, "attention_backward");
   check_same_dtype(grad_in, q_in, "attention_backward");
-  const Tensor lengths = device_key_lengths(key_lengths, g);
+  // The kernels read the saved tensors through raw pointers: saved values from another device (or the CPU op's)
+  // would hand them host pointers, and a scheme's missing table a null one (a sticky illegal-address error).
+  for (const Tensor* t : {&saved.weights, &saved.dropped_weights, &saved.scaled_dot, &saved.table, &saved.output,
+                          &saved.row_logsumexp}) {
+    if (t->defined()) check_same_device(*t, q_in, "attention_backward");
+  }
+  AGF_CHECK(saved.table.defined() == (has_coefficient(options.scheme) || has_score_bias(options.scheme)),
+            "attention_backward: the saved positional table does not match the scheme {}", scheme_name(options.scheme));
+  const Tensor lengths = device_key_lengths(key_lengths, q_in, g);
   const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
   const Tensor v = unit_stride_rows(v_in);
   const Tensor grad = unit_stride_rows(grad_in);

@@ -231,6 +231,10 @@ TEST_CASE("GPU attention: mixed devices and bad arguments fail with the CPU op's
   const Tensor q = Tensor::zeros({2, 1, 3, 4}, DType::f32, Device::cuda());
   const Tensor lengths_cpu = Tensor::from_vector(std::vector<int64_t>{3, 2}, {2});
   REQUIRE_THROWS_WITH(ops::attention_forward(q, q, q, lengths_cpu, {}, {}), Catch::Contains("different devices"));
+  // The CUDA op called directly (as the bench does) checks it too: the kernels would read a host pointer.
+  for (const AttentionKernel kernel : {AttentionKernel::fused, AttentionKernel::materialized}) {
+    REQUIRE_THROWS_WITH(ops::cuda::attention_forward(q, q, q, lengths_cpu, {}, {}, kernel), Catch::Contains("different devices"));
+  }
   REQUIRE_THROWS_WITH(ops::attention_forward(q, q, q, Tensor::from_vector(std::vector<int64_t>{3, 4}, {2}).to(Device::cuda()), {}, {}),
                       Catch::Contains("outside [0, 3]"));
   ops::AttentionOptions agf_b;
