@@ -18,6 +18,7 @@
 #include "ops/elementwise.h"
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
+#include "train/adam.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/decode.h"
@@ -123,6 +124,14 @@ TEST_CASE("the mixed-precision step keeps masters, moments and copies on the par
   for (const auto& [name, master] : optimizer.master_parameters()) CHECK(master.data().device() == elsewhere);
   for (const auto& [name, moment] : optimizer.adam().state()) CHECK(moment.device() == elsewhere);
   for (const auto& [name, parameter] : parameters) CHECK(parameter.data().device() == elsewhere);
+}
+
+TEST_CASE("Adam refuses a gradient on another device than its parameter", "[device][adam]") {
+  const Variable parameter(Tensor::zeros({2}), true);
+  agf::train::Adam adam({{"p", parameter}});
+  parameter.set_grad(Tensor::ones({2}, DType::f32, elsewhere));
+  CHECK_THROWS_WITH(adam.step(0.1),
+                    Catch::Contains("Adam::step: tensors on different devices (f32[2] on cpu and f32[2] on cpu:1)"));
 }
 
 TEST_CASE("agf train, resume, evaluation and BLEU keep every tensor on --device", "[device][train][resume]") {
