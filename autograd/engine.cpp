@@ -37,7 +37,8 @@ std::vector<Tensor> Node::apply(const Tensor& grad_output) const {
             grads.size(), inputs_.size());
   for (std::size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined() || !inputs_[i].requires_grad()) continue;
-    AGF_CHECK(grads[i].shape() == inputs_[i].shape() && grads[i].dtype() == inputs_[i].dtype(),
+    AGF_CHECK(grads[i].shape() == inputs_[i].shape() && grads[i].dtype() == inputs_[i].dtype() &&
+                  grads[i].device() == inputs_[i].data().device(),
               "op '{}': gradient of input {} is {} but the input is {}", name_, i, grads[i].description(),
               inputs_[i].data().description());
   }
@@ -72,8 +73,8 @@ void Variable::backward() const {
 void Variable::backward(const Tensor& grad_output) const {
   AGF_CHECK(defined() && requires_grad(), "backward() on a variable that does not require a gradient ({})",
             defined() ? data().description() : "undefined");
-  AGF_CHECK(grad_output.shape() == shape(), "backward(grad): grad {} does not match the output {}",
-            grad_output.description(), data().description());
+  AGF_CHECK(grad_output.shape() == shape() && grad_output.dtype() == dtype() && grad_output.device() == data().device(),
+            "backward(grad): grad {} does not match the output {}", grad_output.description(), data().description());
   if (is_leaf()) {
     accumulate(state_->grad, grad_output);
     return;

@@ -12,12 +12,18 @@ struct Device {
   DeviceKind kind = DeviceKind::cpu;
   int index = 0;
 
-  static Device cpu() { return {DeviceKind::cpu, 0}; }
+  // cpu(0) is the CPU. cpu(N > 0) is the same host memory under another label: CPU ops run on it, but
+  // tensors on cpu:0 and cpu:N do not mix, exactly as a CPU and a GPU tensor do not. Tests move a model
+  // there to prove, without a GPU, that every tensor a step creates is made on its operands' device.
+  static Device cpu(int index = 0) { return {DeviceKind::cpu, index}; }
   static Device cuda(int index = 0) { return {DeviceKind::cuda, index}; }
   bool is_cpu() const { return kind == DeviceKind::cpu; }
   bool is_cuda() const { return kind == DeviceKind::cuda; }
   bool operator==(const Device&) const = default;
-  std::string name() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
+  std::string name() const {
+    if (is_cpu()) return index == 0 ? "cpu" : "cpu:" + std::to_string(index);
+    return "cuda:" + std::to_string(index);
+  }
 };
 
 // Parses "cpu", "cuda" (= cuda:0) and "cuda:N"; the error names the text and the accepted forms.

@@ -118,7 +118,7 @@ double Tensor::item() const {
 }
 
 std::vector<double> Tensor::to_double_vector() const {
-  const Tensor source = to(Device::cpu()).contiguous();
+  const Tensor source = (device_.is_cuda() ? to(Device::cpu()) : *this).contiguous();
   std::vector<double> values(static_cast<std::size_t>(numel_));
   dispatch_all(dtype_, [&]<class T>() {
     const T* in = source.data<T>();
@@ -140,7 +140,7 @@ void Tensor::copy_from(const Tensor& source) {
   if (device_.is_cuda()) return cuda::copy_into(*this, source.to(device_));
 #endif
   check_cpu(*this, "Tensor::copy_from");
-  const Tensor from = source.to(Device::cpu()).expand(shape_);
+  const Tensor from = (source.device().is_cuda() ? source.to(Device::cpu()) : source).expand(shape_);
   const Strides& out_strides = strides_;
   const Strides& in_strides = from.strides_;
   dispatch_all(dtype_, [&]<class Out>() {
@@ -191,6 +191,11 @@ Tensor Tensor::to(DType dtype) const {
 Tensor Tensor::to(Device device) const {
   if (device == device_) return *this;
   AGF_CHECK(defined(), "Tensor::to({}): the tensor is undefined", device.name());
+  if (device.is_cpu() && device_.is_cpu()) {  // host memory under another label (Device::cpu(N)): a copy
+    Tensor result = empty(shape_, dtype_, device);
+    result.copy_from(*this);
+    return result;
+  }
 #ifdef AGF_WITH_CUDA
   if (device.is_cuda()) {
     const int count = cuda_device_count();

@@ -81,6 +81,8 @@ void Adam::step(double lr) {
       continue;
     }
 #endif
+    // A gradient on a GPU would be read through a device pointer here: refuse it, naming both tensors.
+    check_same_device(parameter.data(), grad, "Adam::step");
     dispatch_floating(parameter.dtype(), "Adam::step", [&]<class T>() {
       T* theta = parameter.data().data<T>();
       T* m = first_moment_[p].data<T>();

@@ -60,8 +60,8 @@ struct HeadLayout {
 };
 
 // A fresh [B, H, T, dk] tensor laid out in memory as [B, T, H, dk] (see AttentionForward::output).
-Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DType dtype) {
-  const Tensor storage = Tensor::empty({B, T, H, dk}, dtype);
+Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DType dtype, Device device) {
+  const Tensor storage = Tensor::empty({B, T, H, dk}, dtype, device);
   return storage.permute({0, 2, 1, 3});
 }
 
@@ -594,11 +594,12 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
   const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
   const Tensor v = unit_stride_rows(v_in);
   const DType dtype = q.dtype();
-  result.output = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype);
-  result.saved.weights = Tensor::empty({g.batch, g.heads, g.queries, g.keys}, dtype);
-  if (options.dropout > 0) result.saved.dropped_weights = Tensor::empty(result.saved.weights.shape(), dtype);
+  result.output = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, q.device());
+  const Shape pairs_shape{g.batch, g.heads, g.queries, g.keys};
+  result.saved.weights = Tensor::empty(pairs_shape, dtype, q.device());
+  if (options.dropout > 0) result.saved.dropped_weights = Tensor::empty(pairs_shape, dtype, q.device());
   if (table_use(options.scheme) == TableUse::coefficient) {
-    result.saved.scaled_dot = Tensor::empty(result.saved.weights.shape(), dtype);
+    result.saved.scaled_dot = Tensor::empty(pairs_shape, dtype, q.device());
   }
   dispatch_floating(dtype, "attention", [&]<class T>() {
     Kernel<T> K = make_kernel<T>(g, options, key_lengths, result.saved.table, q, k, v);
@@ -640,9 +641,9 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
   const TableUse use = table_use(options.scheme);
   AttentionGradients grads;
   // Every row of every gradient is written (not accumulated) by exactly one (b, h).
-  Tensor gq = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype);
-  Tensor gk = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype);
-  grads.v = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype);
+  Tensor gq = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, q.device());
+  Tensor gk = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, q.device());
+  grads.v = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, q.device());
   const int64_t table_entries = 2 * g.distances * g.width;  // per head
   const int threads = threads_for(g);
   std::vector<std::vector<double>> thread_tables(static_cast<std::size_t>(threads));  // ∂L/∂table [H, 2, D, w]

@@ -122,9 +122,9 @@ namespace {
 
 std::vector<double> values_of(const Tensor& t) { return t.defined() ? t.to_double_vector() : std::vector<double>{}; }
 
-// The gradient of `parameter` as a tensor of its own shape and dtype.
+// The gradient of `parameter` as a tensor of its own shape, dtype and device.
 Tensor gradient_like(const std::vector<double>& gradient, const Tensor& parameter) {
-  return Tensor::from_vector(gradient, parameter.shape(), parameter.dtype());
+  return Tensor::from_vector(gradient, parameter.shape(), parameter.dtype()).to(parameter.device());
 }
 
 // LC1 and the pieces its derivatives reuse, for one (δ, h, D).

@@ -70,7 +70,8 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, const 
       total += smoothed_row_loss<double>(lse, row[rows.targets[r]], row_sum / static_cast<double>(classes), eps);
     }
   });
-  return Tensor::scalar(rows.counted ? total / static_cast<double>(rows.counted) : 0.0, logits.dtype());
+  const double loss = rows.counted ? total / static_cast<double>(rows.counted) : 0.0;
+  return Tensor::full({}, loss, logits.dtype(), logits.device());
 }
 
 Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Tensor& targets,
@@ -82,7 +83,7 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Te
   const int64_t n = logits.size(0), classes = logits.size(1);
   const double eps = options.label_smoothing;
   const double scale = rows.counted ? grad.item() / static_cast<double>(rows.counted) : 0.0;
-  Tensor result = Tensor::zeros({n, classes}, logits.dtype());
+  Tensor result = Tensor::zeros({n, classes}, logits.dtype(), logits.device());
   dispatch_floating(logits.dtype(), "cross_entropy_backward", [&]<class T>() {
     const T* z = rows.logits.data<T>();
     T* out = result.data<T>();

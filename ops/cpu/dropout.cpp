@@ -16,7 +16,7 @@ Tensor apply_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offset, 
   check_cpu(x_in, op);
   AGF_CHECK(p >= 0.0 && p < 1.0, "{}: probability must be in [0, 1), got {}", op, p);
   const Tensor x = x_in.contiguous();
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   dispatch_floating(x.dtype(), op, [&]<class T>() {
     const T* in = x.data<T>();
     T* result = out.data<T>();

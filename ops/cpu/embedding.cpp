@@ -34,7 +34,7 @@ Tensor embedding_forward(const Tensor& weight_in, const Tensor& ids) {
   const std::vector<int64_t> rows = checked_ids(ids, vocabulary, "embedding");
   Shape shape = ids.shape();
   shape.push_back(features);
-  Tensor out = Tensor::empty(shape, weight.dtype());
+  Tensor out = Tensor::empty(shape, weight.dtype(), weight.device());
   const std::size_t row_bytes = static_cast<std::size_t>(features) * dtype_size(weight.dtype());
   const char* table = static_cast<const char*>(weight.raw_data());
   char* destination = static_cast<char*>(out.raw_data());
@@ -52,7 +52,7 @@ Tensor embedding_backward(const Tensor& grad_in, const Tensor& ids, int64_t voca
   const std::vector<int64_t> rows = checked_ids(ids, vocabulary_size, "embedding_backward");
   AGF_CHECK(static_cast<int64_t>(rows.size()) * features == grad.numel(),
             "embedding_backward: grad {} does not match {} ids", grad.description(), rows.size());
-  Tensor grad_weight = Tensor::zeros({vocabulary_size, features}, grad.dtype());
+  Tensor grad_weight = Tensor::zeros({vocabulary_size, features}, grad.dtype(), grad.device());
   dispatch_floating(grad.dtype(), "embedding_backward", [&]<class T>() {
     const T* g = grad.data<T>();
     T* table = grad_weight.data<T>();

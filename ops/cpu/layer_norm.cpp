@@ -35,8 +35,8 @@ LayerNormResult layer_norm_forward(const Tensor& x_in, const Tensor& weight_in, 
   const Tensor x = x_in.contiguous(), weight = weight_in.contiguous(), bias = bias_in.contiguous();
   const int64_t features = x.size(-1);
   const int64_t rows = features ? x.numel() / features : 0;
-  LayerNormResult result{Tensor::empty(x.shape(), x.dtype()), Tensor::empty({rows}, x.dtype()),
-                         Tensor::empty({rows}, x.dtype())};
+  LayerNormResult result{Tensor::empty(x.shape(), x.dtype(), x.device()), Tensor::empty({rows}, x.dtype(), x.device()),
+                         Tensor::empty({rows}, x.dtype(), x.device())};
   dispatch_floating(x.dtype(), "layer_norm", [&]<class T>() {
     const T* in = x.data<T>();
     const T* w = weight.data<T>();
@@ -70,8 +70,9 @@ LayerNormGradients layer_norm_backward(const Tensor& grad_in, const Tensor& x_in
             x.description());
   const int64_t features = x.size(-1);
   const int64_t rows = features ? x.numel() / features : 0;
-  LayerNormGradients result{Tensor::empty(x.shape(), x.dtype()), Tensor::zeros({features}, x.dtype()),
-                            Tensor::zeros({features}, x.dtype())};
+  LayerNormGradients result{Tensor::empty(x.shape(), x.dtype(), x.device()),
+                            Tensor::zeros({features}, x.dtype(), x.device()),
+                            Tensor::zeros({features}, x.dtype(), x.device())};
   dispatch_floating(x.dtype(), "layer_norm_backward", [&]<class T>() {
     const T* g = grad.data<T>();
     const T* in = x.data<T>();

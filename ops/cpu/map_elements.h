@@ -25,7 +25,7 @@ Tensor map_elements(const char* op, F f, const Inputs&... inputs) {
     check_same_dtype(*in[0], *in[k], op);
     shape = broadcast_shapes(shape, in[k]->shape(), op);
   }
-  Tensor out = Tensor::empty(shape, in[0]->dtype());
+  Tensor out = Tensor::empty(shape, in[0]->dtype(), in[0]->device());
   dispatch_floating(out.dtype(), op, [&]<class T>() {
     T* result = out.data<T>();
     std::array<const T*, N> source;

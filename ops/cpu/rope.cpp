@@ -26,7 +26,7 @@ Tensor rotate(const Tensor& x_in, double sign, const char* op) {
 #ifdef AGF_WITH_CUDA
   if (gpu) return cuda::rope_rotate(op, x, sign);
 #endif
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   // cos and sin of θ(t, i) = t · 10000^(-2i/dk), once per (t, i), in double.
   const int64_t pairs = dk / 2;
   std::vector<double> cosine(static_cast<std::size_t>(length * pairs)), sine(cosine.size());

@@ -26,7 +26,7 @@ Tensor for_each_row(const char* op, const Tensor& x, const Tensor* second, Body 
   }
   const Tensor in = x.contiguous();
   const Tensor other = second ? second->contiguous() : Tensor();
-  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   const int64_t length = x.size(-1);
   const int64_t rows = length ? x.numel() / length : 0;
   dispatch_floating(x.dtype(), op, [&]<class T>() {
