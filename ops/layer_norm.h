@@ -6,8 +6,8 @@ namespace agf::ops {
 
 struct LayerNormResult {
   Tensor y;     // [..., D]
-  Tensor mean;  // [rows]    saved for backward
-  Tensor rstd;  // [rows]    1/sqrt(var + eps), biased variance
+  Tensor mean;  // [rows]    saved for backward, in the compute type (f32 for f16/bf16 on a GPU)
+  Tensor rstd;  // [rows]    1/sqrt(var + eps), biased variance, likewise
 };
 
 // x̂ = (x - μ)·rstd,  y = x̂·w + b

@@ -34,8 +34,9 @@ LayerNormResult layer_norm_forward(const Tensor& x_in, const Tensor& weight_in, 
   check_parameter(op, x_in, bias_in);
   const Tensor x = x_in.contiguous(), weight = weight_in.contiguous(), bias = bias_in.contiguous();
   const Device device = x.device();
-  LayerNormResult result{Tensor::empty(x.shape(), x.dtype(), device), Tensor::empty({rows}, x.dtype(), device),
-                         Tensor::empty({rows}, x.dtype(), device)};
+  const DType statistics = agf::cuda::layer_norm_workspace_dtype(x.dtype());  // f32 for f16/bf16
+  LayerNormResult result{Tensor::empty(x.shape(), x.dtype(), device), Tensor::empty({rows}, statistics, device),
+                         Tensor::empty({rows}, statistics, device)};
   agf::cuda::layer_norm_rows(x.dtype(), x.raw_data(), weight.raw_data(), bias.raw_data(), result.y.raw_data(),
                              result.mean.raw_data(), result.rstd.raw_data(), rows, x.size(-1), eps, device.index);
   return result;
@@ -44,12 +45,16 @@ LayerNormResult layer_norm_forward(const Tensor& x_in, const Tensor& weight_in, 
 LayerNormGradients layer_norm_backward(const Tensor& grad_in, const Tensor& x_in, const Tensor& weight_in,
                                        const Tensor& mean_in, const Tensor& rstd_in) {
   const char* op = "layer_norm_backward";
-  const int64_t rows =
-      check_operands(op, x_in, {{&grad_in, "grad"}, {&weight_in, "weight"}, {&mean_in, "mean"}, {&rstd_in, "rstd"}});
+  const int64_t rows = check_operands(op, x_in, {{&grad_in, "grad"}, {&weight_in, "weight"}});
   AGF_CHECK(grad_in.shape() == x_in.shape(), "layer_norm_backward: grad {} does not match x {}", grad_in.description(),
             x_in.description());
   check_parameter(op, x_in, weight_in);
+  const DType statistics = agf::cuda::layer_norm_workspace_dtype(x_in.dtype());
   for (const Tensor* saved : {&mean_in, &rstd_in}) {
+    check_defined(*saved, op, saved == &mean_in ? "mean" : "rstd");
+    check_same_device(x_in, *saved, op);
+    AGF_CHECK(saved->dtype() == statistics, "layer_norm_backward: mean and rstd must be {} (from layer_norm_forward) for x {}, got {}",
+              dtype_name(statistics), x_in.description(), saved->description());
     AGF_CHECK(saved->numel() == rows, "layer_norm_backward: mean and rstd must hold {} rows for x {}, got {}", rows,
               x_in.description(), saved->description());
   }

@@ -24,7 +24,7 @@ constexpr int64_t kChunkRows = 64;  // rows per chunk of the column reduction (b
 constexpr int64_t kMaxChunks = 512;
 
 template <int Threads, class T>
-__global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y, T* mean, T* rstd,
+__global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y, acc_t<T>* mean, acc_t<T>* rstd,
                                           int64_t rows, int64_t features, acc_t<T> eps) {
   using A = acc_t<T>;
   __shared__ A scratch[Threads / 32];
@@ -42,8 +42,8 @@ __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* 
   }
   const A r = A(1) / acc_sqrt(team_sum<Threads>(squares, scratch) / static_cast<A>(features) + eps);
   if (threadIdx.x == 0) {
-    mean[row] = from_acc<T>(mu);
-    rstd[row] = from_acc<T>(r);
+    mean[row] = mu;  // kept in the compute type: the backward rebuilds x̂ from them
+    rstd[row] = r;
   }
   for (int64_t c = threadIdx.x; c < features; c += Threads) {
     out[c] = from_acc<T>((to_acc(in[c]) - mu) * r * to_acc(weight[c]) + to_acc(bias[c]));
@@ -51,7 +51,7 @@ __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* 
 }
 
 template <int Threads, class T>
-__global__ void layer_norm_grad_x_kernel(const T* grad, const T* x, const T* weight, const T* mean, const T* rstd,
+__global__ void layer_norm_grad_x_kernel(const T* grad, const T* x, const T* weight, const acc_t<T>* mean, const acc_t<T>* rstd,
                                          T* grad_x, int64_t rows, int64_t features) {
   using A = acc_t<T>;
   __shared__ A scratch[Threads / 32];
@@ -60,7 +60,7 @@ __global__ void layer_norm_grad_x_kernel(const T* grad, const T* x, const T* wei
   const T* g = grad + row * features;
   const T* in = x + row * features;
   T* out = grad_x + row * features;
-  const A mu = to_acc(mean[row]), r = to_acc(rstd[row]);
+  const A mu = mean[row], r = rstd[row];
   A sum_g_hat = 0, sum_g_hat_x_hat = 0;
   for (int64_t c = threadIdx.x; c < features; c += Threads) {
     const A g_hat = to_acc(g[c]) * to_acc(weight[c]);
@@ -77,7 +77,7 @@ __global__ void layer_norm_grad_x_kernel(const T* grad, const T* x, const T* wei
 
 // Pass 1 of dw, db: partial_w[chunk·features + f] = Σ_{rows r of chunk} g[r, f]·x̂[r, f]; partial_b likewise Σ g.
 template <class T>
-__global__ void layer_norm_param_partials_kernel(const T* grad, const T* x, const T* mean, const T* rstd,
+__global__ void layer_norm_param_partials_kernel(const T* grad, const T* x, const acc_t<T>* mean, const acc_t<T>* rstd,
                                                  acc_t<T>* partial_w, acc_t<T>* partial_b, int64_t rows,
                                                  int64_t features, int64_t chunk_rows) {
   using A = acc_t<T>;
@@ -90,7 +90,7 @@ __global__ void layer_norm_param_partials_kernel(const T* grad, const T* x, cons
   if (feature < features) {
     for (int64_t row = begin + threadIdx.y; row < end; row += kTileRows) {
       const A g = to_acc(grad[row * features + feature]);
-      const A x_hat = (to_acc(x[row * features + feature]) - to_acc(mean[row])) * to_acc(rstd[row]);
+      const A x_hat = (to_acc(x[row * features + feature]) - mean[row]) * rstd[row];
       sum_w += g * x_hat;
       sum_b += g;
     }
@@ -153,7 +153,7 @@ void layer_norm_rows(DType dtype, const void* x, const void* weight, const void*
     launch_rows(rows, features, [&]<int Threads>(dim3 grid, dim3 block) {
       layer_norm_forward_kernel<Threads><<<grid, block, 0, stream>>>(
           static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<const T*>(bias), static_cast<T*>(y),
-          static_cast<T*>(mean), static_cast<T*>(rstd), rows, features, static_cast<acc_t<T>>(eps));
+          static_cast<acc_t<T>*>(mean), static_cast<acc_t<T>*>(rstd), rows, features, static_cast<acc_t<T>>(eps));
       AGF_CUDA_CHECK_LAUNCH(layer_norm_forward_kernel);
     });
   });
@@ -170,8 +170,8 @@ void layer_norm_backward_rows(DType dtype, const void* grad, const void* x, cons
     using A = acc_t<T>;
     const T* g = static_cast<const T*>(grad);
     const T* in = static_cast<const T*>(x);
-    const T* mu = static_cast<const T*>(mean);
-    const T* r = static_cast<const T*>(rstd);
+    const A* mu = static_cast<const A*>(mean);
+    const A* r = static_cast<const A*>(rstd);
     if (rows > 0) {
       launch_rows(rows, features, [&]<int Threads>(dim3 grid, dim3 block) {
         layer_norm_grad_x_kernel<Threads><<<grid, block, 0, stream>>>(g, in, static_cast<const T*>(weight), mu, r,

@@ -1,7 +1,8 @@
 #pragma once
 // Launchers of the layer-norm kernels (ops/cuda/layer_norm_kernels.cu). x, grad and y are contiguous
-// [rows, features]; weight, bias and their gradients [features]; mean and rstd [rows]; all of one
-// floating dtype on `device`.
+// [rows, features]; weight, bias and their gradients [features], all of one floating dtype on `device`;
+// mean and rstd [rows] in the compute type (layer_norm_workspace_dtype: f64 for f64, else f32), as
+// PyTorch keeps them — the backward rebuilds x̂ = (x - μ)·rstd from them, which bf16 values would blur.
 #include <cstdint>
 
 #include "core/element_type.h"

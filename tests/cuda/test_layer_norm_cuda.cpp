@@ -22,6 +22,9 @@ std::string label(const char* what, DType dtype, const NormCase& shape) {
 }
 
 Tensor gpu(const Tensor& x, DType dtype) { return x.to(dtype).to(Device::cuda()); }
+
+// mean and rstd are kept in the compute type: f32 for f16/bf16 (as PyTorch), the dtype itself otherwise.
+DType statistics_dtype(DType dtype) { return dtype == DType::f64 ? DType::f64 : DType::f32; }
 }  // namespace
 
 TEST_CASE("layer_norm forward on the GPU equals the CPU", "[cuda][gpu]") {
@@ -37,6 +40,8 @@ TEST_CASE("layer_norm forward on the GPU equals the CPU", "[cuda][gpu]") {
       const ops::LayerNormResult result = ops::layer_norm_forward(gpu(x, dtype), gpu(w, dtype), gpu(b, dtype), eps);
       REQUIRE(result.y.dtype() == dtype);
       REQUIRE(result.mean.device() == Device::cuda());
+      REQUIRE(result.mean.dtype() == statistics_dtype(dtype));
+      REQUIRE(result.rstd.dtype() == statistics_dtype(dtype));
       const double tol = testing::tolerance(dtype);
       require_near(result.y, reference.y, tol, label("y", dtype, shape));
       require_near(result.mean, reference.mean, tol, label("mean", dtype, shape));
@@ -54,13 +59,14 @@ TEST_CASE("layer_norm backward on the GPU equals the CPU, weight/bias grads dete
     const Tensor b = random_f64({shape.features}, 15 + shape.features);
     const Tensor g = random_f64({shape.rows, shape.features}, 16 + shape.features);
     for (DType dtype : testing::kFloatingDtypes) {
-      // Both sides use the same saved statistics: the f64 forward's, rounded to dtype.
+      // Both sides use the same saved statistics: the f64 forward's, rounded to the statistics' dtype.
       const ops::LayerNormResult forward = ops::layer_norm_forward(rounded(x, dtype), rounded(w, dtype), b, eps);
-      const Tensor mean = rounded(forward.mean, dtype), rstd = rounded(forward.rstd, dtype);
+      const DType stats = statistics_dtype(dtype);
+      const Tensor mean = rounded(forward.mean, stats), rstd = rounded(forward.rstd, stats);
       const ops::LayerNormGradients reference =
           ops::layer_norm_backward(rounded(g, dtype), rounded(x, dtype), rounded(w, dtype), mean, rstd);
       const ops::LayerNormGradients result =
-          ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype), gpu(mean, dtype), gpu(rstd, dtype));
+          ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype), gpu(mean, stats), gpu(rstd, stats));
       // Column sums over thousands of rows carry more f32 rounding than a row.
       const double tol = testing::tolerance(dtype), sum_tol = dtype == DType::f32 ? 1e-4 : tol;
       require_near(result.x, reference.x, tol, label("grad x", dtype, shape));
@@ -68,7 +74,7 @@ TEST_CASE("layer_norm backward on the GPU equals the CPU, weight/bias grads dete
       require_near(result.bias, reference.bias, sum_tol, label("grad bias", dtype, shape));
       // The same inputs give the same bits (no atomics in the column reduction).
       const ops::LayerNormGradients again =
-          ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype), gpu(mean, dtype), gpu(rstd, dtype));
+          ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype), gpu(mean, stats), gpu(rstd, stats));
       CHECK(again.weight.to(Device::cpu()).to_double_vector() == result.weight.to(Device::cpu()).to_double_vector());
       CHECK(again.bias.to(Device::cpu()).to_double_vector() == result.bias.to(Device::cpu()).to_double_vector());
     }
