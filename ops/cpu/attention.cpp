@@ -20,6 +20,7 @@
 
 #include "core/philox.h"
 #include "ops/attention.h"
+#include "ops/attention_geometry.h"
 #include "ops/attention_positional.h"
 #include "ops/device_route.h"
 #include "ops/rope.h"
@@ -65,30 +66,12 @@ Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DType dtyp
   return storage.permute({0, 2, 1, 3});
 }
 
-struct Geometry {
-  int64_t batch = 0, heads = 0, queries = 0, keys = 0, head_dim = 0;
-  int64_t distances = 0;  // D = 0 .. distances-1
-  int64_t width = 1;      // entries per (δ, h, D) in the table: dk for agf-f, else 1
-};
+using Geometry = AttentionGeometry;
 
+// The shared checks (ops/attention_geometry.h), on the CPU.
 Geometry geometry_of(const Tensor& q, const Tensor& k, const Tensor& v, PositionalScheme scheme) {
-  AGF_CHECK(q.defined() && k.defined() && v.defined(), "attention: q, k and v must be defined");
+  const Geometry g = attention_geometry(q, k, v, scheme);
   check_cpu(q, "attention");
-  AGF_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be [B, H, T, dk], got {}, {}, {}",
-            q.description(), k.description(), v.description());
-  check_same_dtype(q, k, "attention");
-  check_same_dtype(q, v, "attention");
-  AGF_CHECK(k.shape() == v.shape(), "attention: k {} and v {} must have the same shape", k.description(), v.description());
-  AGF_CHECK(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3),
-            "attention: q {} and k {} must agree in batch, heads and head size", q.description(), k.description());
-  Geometry g;
-  g.batch = q.size(0);
-  g.heads = q.size(1);
-  g.queries = q.size(2);
-  g.keys = k.size(2);
-  g.head_dim = q.size(3);
-  g.distances = std::max<int64_t>({g.queries, g.keys, 1});
-  g.width = is_per_feature(scheme) ? g.head_dim : 1;
   return g;
 }
 

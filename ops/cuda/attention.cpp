@@ -16,6 +16,7 @@
 #include "core/cuda/runtime.h"
 #include "ops/attention_fused.h"
 #include "ops/attention_materialized_steps.h"
+#include "ops/attention_geometry.h"
 #include "ops/attention_positional.h"
 #include "ops/cuda/attention_kernels.h"
 
@@ -28,33 +29,7 @@ using materialized::compute_dtype;
 using materialized::heads_interleaved;
 using materialized::term_of;
 
-struct Geometry {
-  int64_t batch = 0, heads = 0, queries = 0, keys = 0, head_dim = 0, distances = 1;
-  PositionalTableShape table_shape() const { return {heads, head_dim, distances}; }
-};
-
-// The checks of the CPU op, with the same messages, and the device.
-Geometry geometry_of(const Tensor& q, const Tensor& k, const Tensor& v) {
-  AGF_CHECK(q.defined() && k.defined() && v.defined(), "attention: q, k and v must be defined");
-  AGF_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be [B, H, T, dk], got {}, {}, {}",
-            q.description(), k.description(), v.description());
-  check_same_device(q, k, "attention");
-  check_same_device(q, v, "attention");
-  check_same_dtype(q, k, "attention");
-  check_same_dtype(q, v, "attention");
-  AGF_CHECK(is_floating(q.dtype()), "attention: q, k, v must be floating point, got {}", q.description());
-  AGF_CHECK(k.shape() == v.shape(), "attention: k {} and v {} must have the same shape", k.description(), v.description());
-  AGF_CHECK(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3),
-            "attention: q {} and k {} must agree in batch, heads and head size", q.description(), k.description());
-  Geometry g;
-  g.batch = q.size(0);
-  g.heads = q.size(1);
-  g.queries = q.size(2);
-  g.keys = k.size(2);
-  g.head_dim = q.size(3);
-  g.distances = std::max<int64_t>({g.queries, g.keys, 1});
-  return g;
-}
+using Geometry = AttentionGeometry;
 
 void check_options(const AttentionOptions& options) {
   AGF_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "attention: dropout must be in [0, 1), got {}",
@@ -325,7 +300,7 @@ AttentionKernel attention_kernel_for(const Tensor& q, const AttentionOptions& op
 AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& key_lengths,
                                    const PositionalParameters& positional, const AttentionOptions& options,
                                    AttentionKernel kernel) {
-  const Geometry g = geometry_of(q_in, k_in, v_in);
+  const Geometry g = attention_geometry(q_in, k_in, v_in, options.scheme);
   check_options(options);
   const Device device = q_in.device();
   const Tensor table = device_table(positional, options, g, device, compute_dtype(q_in.dtype()));
@@ -341,7 +316,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
 AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                                       const Tensor& key_lengths, const PositionalParameters& positional,
                                       const AttentionOptions& options, const AttentionSaved& saved) {
-  const Geometry g = geometry_of(q_in, k_in, v_in);
+  const Geometry g = attention_geometry(q_in, k_in, v_in, options.scheme);
   check_options(options);
   AGF_CHECK(grad_in.defined() && grad_in.shape() == Shape({g.batch, g.heads, g.queries, g.head_dim}),
             "attention_backward: the gradient must be [{}, {}, {}, {}], got {}", g.batch, g.heads, g.queries,
