@@ -10,21 +10,10 @@
 
 #include "tests/cuda/gpu_test.h"
 #include "tests/data/scratch_dir.h"
+#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
 
 namespace {
-
-const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
-
-std::string prepare_fixture(const agf::test::ScratchDir& scratch) {
-  const std::string bpe = scratch.file("bpe.json");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
-  const std::string data = scratch.file("data");
-  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture + "/train.de --valid-src " +
-                  fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + bpe + " --out " + data)
-              .status == 0);
-  return data;
-}
 
 struct TrainRecord {
   double loss = 0;
@@ -65,7 +54,7 @@ std::map<int64_t, TrainRecord> train(const agf::test::ScratchDir& scratch, const
 TEST_CASE("an fp32 run on the GPU tracks the CPU run's loss curve", "[cuda][gpu][train]") {
   AGF_REQUIRE_GPU();
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const auto cpu = train(scratch, data, "cpu", " --device cpu", 40);
   const auto gpu = train(scratch, data, "gpu", " --device cuda --precision fp32", 40);
   for (const auto& [step, record] : cpu) {
@@ -79,7 +68,7 @@ TEST_CASE("an fp32 run on the GPU tracks the CPU run's loss curve", "[cuda][gpu]
 TEST_CASE("bf16 and fp16 runs on the GPU converge on the fixture", "[cuda][gpu][train][mixed-precision]") {
   AGF_REQUIRE_GPU();
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const auto reference = train(scratch, data, "fp32", " --device cuda --precision fp32", 150);
   for (const char* precision : {"bf16", "fp16"}) {
     const auto half = train(scratch, data, precision, std::string(" --device cuda --precision ") + precision, 150);

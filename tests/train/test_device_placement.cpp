@@ -17,6 +17,7 @@
 #include "nn/transformer.h"
 #include "ops/elementwise.h"
 #include "tests/data/scratch_dir.h"
+#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
 #include "train/adam.h"
 #include "train/batch.h"
@@ -35,19 +36,6 @@ using agf::Variable;
 namespace {
 
 const Device elsewhere = Device::cpu(1);
-
-const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
-
-// BPE + prepared dataset of the fixture (train = valid), in `scratch`.
-std::string prepare_fixture(const agf::test::ScratchDir& scratch) {
-  const std::string bpe = scratch.file("bpe.json");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
-  const std::string data = scratch.file("data");
-  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture + "/train.de --valid-src " +
-                  fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + bpe + " --out " + data)
-              .status == 0);
-  return data;
-}
 
 }  // namespace
 
@@ -136,7 +124,7 @@ TEST_CASE("Adam refuses a gradient on another device than its parameter", "[devi
 
 TEST_CASE("agf train, resume, evaluation and BLEU keep every tensor on --device", "[device][train][resume]") {
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   agf::train::TrainOptions options;
   options.data_dir = data;
   options.out_dir = scratch.file("run");

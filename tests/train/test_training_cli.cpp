@@ -11,25 +11,14 @@
 #include <thread>
 
 #include "tests/data/scratch_dir.h"
+#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
 #include "core/device.h"
 #include "train/checkpoint.h"
 
 namespace {
 
-const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
-
-// BPE + prepared dataset of the fixture (train = valid: the overfitting set), in `scratch`.
-std::string prepare_fixture(const agf::test::ScratchDir& scratch) {
-  const std::string bpe = scratch.file("bpe.json");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
-  const std::string data = scratch.file("data");
-  const auto prepared = run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture +
-                                "/train.de --valid-src " + fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " +
-                                bpe + " --out " + data);
-  REQUIRE(prepared.status == 0);
-  return data;
-}
+const std::string& fixture = agf::test::tiny_fixture;
 
 // step -> loss of the training lines of RUN/metrics.jsonl
 std::map<int64_t, double> train_losses(const std::string& run) {
@@ -48,7 +37,7 @@ const std::string tiny_flags = " --preset tiny --pos agf-m --pcmv --lr 3e-3 --wa
 
 TEST_CASE("a tiny model overfits 20 pairs to 100% token accuracy", "[train][cli]") {
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const std::string run = scratch.file("run");
   const auto trained = run_agf("train --data " + data + " --out " + run + tiny_flags +
                                " --max-steps 250 --valid-every 250 --label-smoothing 0");
@@ -77,7 +66,7 @@ TEST_CASE("a tiny model overfits 20 pairs to 100% token accuracy", "[train][cli]
 
 TEST_CASE("a resumed run computes exactly the losses of an uninterrupted one", "[train][cli][resume]") {
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   // Dropout on, a small token budget (several batches per epoch) and accumulation: every piece of state
   // (parameters, Adam moments, data position, dropout stream) must survive the checkpoint.
   const std::string flags = tiny_flags + " --dropout 0.2 --max-tokens 120 --update-freq 2 --valid-every 4";
@@ -100,7 +89,7 @@ TEST_CASE("a resumed run computes exactly the losses of an uninterrupted one", "
 
 TEST_CASE("SIGTERM stops training with a checkpoint and --resume continues it exactly", "[train][cli][resume]") {
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const std::string flags = tiny_flags + " --dropout 0.1 --max-tokens 120 --valid-every 1000 --max-steps 40";
   const std::string whole = scratch.file("whole"), killed = scratch.file("killed");
   REQUIRE(run_agf("train --data " + data + " --out " + whole + flags).status == 0);
@@ -165,7 +154,7 @@ TEST_CASE("checkpoints round-trip and a corrupt one is refused with the file nam
 
 TEST_CASE("bad training flags and inputs give clear errors", "[train][cli][errors]") {
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const auto bad_scheme = run_agf("train --data " + data + " --out " + scratch.file("a") + " --pos gravity");
   CHECK(bad_scheme.status == 1);
   CHECK_THAT(bad_scheme.output, Catch::Contains("unknown positional scheme 'gravity'"));
@@ -222,7 +211,7 @@ TEST_CASE("half precision needs --device cuda, and a missing GPU is refused with
 
 TEST_CASE("metrics.jsonl and checkpoints carry the loss scale, skipped steps and precision", "[train][cli][mixed-precision]") {
   agf::test::ScratchDir scratch;
-  const std::string data = prepare_fixture(scratch);
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const std::string run = scratch.file("run");
   const auto trained = run_agf("train --data " + data + " --out " + run + tiny_flags +
                                " --max-steps 4 --valid-every 4 --device cpu --precision fp32");

@@ -1,0 +1,28 @@
+#pragma once
+// The 20-pair en-de fixture as a prepared dataset, for the tests that train on it end to end.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "tests/data/scratch_dir.h"
+#include "tests/tools/cli_runner.h"
+
+namespace agf::test {
+
+inline const std::string tiny_fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
+
+// BPE (400 tokens) + `agf corpus prepare` of the fixture, train = valid (the overfitting set), in
+// `scratch`; returns the prepared dataset's folder.
+inline std::string prepare_tiny_fixture(const ScratchDir& scratch) {
+  const std::string& fixture = tiny_fixture;
+  const std::string bpe = scratch.file("bpe.json");
+  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
+              .status == 0);
+  const std::string data = scratch.file("data");
+  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture + "/train.de --valid-src " +
+                  fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + bpe + " --out " + data)
+              .status == 0);
+  return data;
+}
+
+}  // namespace agf::test
