@@ -90,8 +90,9 @@ void bench_train(BenchTrainFlags flags) {
     const double seconds = seconds_per_step(config, flags);
     const double rate = static_cast<double>(flags.batch * flags.length) / seconds;
     const double tflops = agf::nn::training_step_flops(config, flags.batch, flags.length, flags.length) / seconds / 1e12;
-    fmt::print("{:<18} {:>14.0f} {:>10.1f} {:>10.3g} {:>7.1f}%\n", label, rate, 1e3 * seconds, tflops,
-               100 * tflops / flags.peak_tflops);
+    // MFU only on a GPU: --peak-tflops is a GPU's matrix rate, meaningless against a CPU run.
+    const std::string mfu = device.is_cuda() ? fmt::format("{:.1f}%", 100 * tflops / flags.peak_tflops) : "-";
+    fmt::print("{:<18} {:>14.0f} {:>10.1f} {:>10.3g} {:>8}\n", label, rate, 1e3 * seconds, tflops, mfu);
     std::fflush(stdout);
   }
 }
