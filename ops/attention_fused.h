@@ -169,6 +169,26 @@ struct PairGeometry {
   }
 };
 
+// What block number `block` owns when blocks walk (b, h, query tile) in that order, kBlock queries a tile:
+// queries m0 .. rows_end-1 of head (b, h); keys past key_end are invisible to every one of them (padding,
+// or, when causal, keys after the tile's last query).
+struct QueryTile {
+  int64_t bh = 0, b = 0, h = 0, m0 = 0, rows_end = 0;
+  int64_t length = 0;   // key_length(b)
+  int64_t key_end = 0;
+
+  AGF_HOST_DEVICE QueryTile(const PairGeometry& P, int64_t block, int kBlock) {
+    const int64_t tiles = (P.queries + kBlock - 1) / kBlock;
+    bh = block / tiles;
+    m0 = (block % tiles) * kBlock;
+    b = bh / P.heads;
+    h = bh % P.heads;
+    length = P.key_length(b);
+    rows_end = m0 + kBlock < P.queries ? m0 + kBlock : P.queries;
+    key_end = P.causal ? (length < rows_end ? length : rows_end) : length;
+  }
+};
+
 // The dropout mask on a: element e of the Philox stream (seed, offset) keeps a when its uniform is
 // >= p, exactly as the CPU op and ops::dropout_forward on a [B, H, Tq, Tk] tensor.
 struct DropoutMask {
@@ -436,13 +456,8 @@ AGF_FUSED_FN void forward_block(Exec& ex, const FusedAttention<typename Io::Stor
   using State = ForwardState<Acc, kHeadDim>;
   constexpr int kBlock = Shape::kBlock;
   const PairGeometry& P = A.pairs;
-  const int64_t tiles = (P.queries + kBlock - 1) / kBlock;
-  const int64_t bh = block / tiles, m0 = (block % tiles) * kBlock;
-  const int64_t b = bh / P.heads, h = bh % P.heads;
-  const int64_t length = P.key_length(b);
-  const int64_t rows_end = m0 + kBlock < P.queries ? m0 + kBlock : P.queries;
-  // Keys past key_end are invisible to every row of the tile (padding, or after the last query when causal).
-  const int64_t key_end = P.causal ? (length < rows_end ? length : rows_end) : length;
+  const QueryTile tile(P, block, kBlock);
+  const int64_t bh = tile.bh, b = tile.b, h = tile.h, m0 = tile.m0, length = tile.length, key_end = tile.key_end;
   Acc* sq = shared;
   Acc* sk = sq + Shape::kMatrix;
   Acc* sv = sk + Shape::kMatrix;
@@ -737,12 +752,8 @@ AGF_FUSED_FN void query_block(Exec& ex, const FusedAttention<typename Io::Storag
   using State = QueryState<Acc, kHeadDim>;
   constexpr int kBlock = Shape::kBlock;
   const PairGeometry& P = A.pairs;
-  const int64_t tiles = (P.queries + kBlock - 1) / kBlock;
-  const int64_t bh = block / tiles, m0 = (block % tiles) * kBlock;
-  const int64_t b = bh / P.heads, h = bh % P.heads;
-  const int64_t length = P.key_length(b);
-  const int64_t rows_end = m0 + kBlock < P.queries ? m0 + kBlock : P.queries;
-  const int64_t key_end = P.causal ? (length < rows_end ? length : rows_end) : length;
+  const QueryTile tile(P, block, kBlock);
+  const int64_t bh = tile.bh, b = tile.b, h = tile.h, m0 = tile.m0, length = tile.length, key_end = tile.key_end;
   Acc* sk = shared;  // the same layout as key_value_block
   Acc* sv = sk + Shape::kMatrix;
   Acc* sq = sv + Shape::kMatrix;
