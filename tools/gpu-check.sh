@@ -8,11 +8,15 @@
 # The GPU machine has CMake, nvcc and PyTorch but not agf's C++ dependencies: where apt works, run
 # tools/gpu-deps.sh first and carry .gpu-deps/ along; this script builds against it when present.
 # Environment: AGF_GPU_BATCH / AGF_GPU_LENGTH / AGF_GPU_VOCAB / AGF_GPU_STEPS size the timed steps;
-# AGF_PEAK_TFLOPS the MFU denominator (default 790).
+# AGF_PEAK_TFLOPS the MFU denominator (default 790). When OUT names a folder (the device tool's), the whole
+# log and the build log are written there too.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 started=$SECONDS
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+  exec > >(tee "$OUT/gpu-check.log") 2>&1
+fi
 section() { printf '\n==== %s  (%d s)\n' "$*" $((SECONDS - started)); }
 failures=()
 
@@ -32,11 +36,15 @@ if [ -d .gpu-deps/root ]; then
 fi
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+mkdir -p build-gpu
+build_log=build-gpu/build.log
 cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DAGF_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DAGF_NATIVE=ON >build-gpu.log 2>&1 && cmake --build build-gpu -j "$(nproc)" >>build-gpu.log 2>&1
-if [ $? -ne 0 ]; then
-  tail -n 40 build-gpu.log
-  echo "gpu-check: the CUDA build failed (whole log: build-gpu.log)"
+  -DAGF_NATIVE=ON >"$build_log" 2>&1 && cmake --build build-gpu -j "$(nproc)" >>"$build_log" 2>&1
+build_status=$?
+[ -n "${OUT:-}" ] && [ -d "$OUT" ] && cp "$build_log" "$OUT/build.log"
+if [ $build_status -ne 0 ]; then
+  tail -n 40 "$build_log"
+  echo "gpu-check: the CUDA build failed (whole log: $build_log)"
   exit 1
 fi
 echo "built in $((SECONDS - started)) s"
@@ -46,6 +54,10 @@ build-gpu/agf_tests "[gpu]" || failures+=("GPU tests")
 
 section "gradcheck of every op on the GPU (f64)"
 build-gpu/agf gradcheck --all --device cuda | tail -n 25 || failures+=("gradcheck --device cuda")
+
+section "attention forward+backward: fused vs materializing kernel (bf16, B=32 H=16 T=128 dk=64)"
+build-gpu/agf bench attention --device cuda --dtype bf16 --batch 32 --heads 16 --length 128 --head-dim 64 \
+  --only agf-m agf-b agf-f alibi || failures+=("bench attention on the GPU")
 
 section "cuBLAS bf16 GEMM through agf (the MFU ceiling)"
 build-gpu/agf bench matmul --device cuda --dtype bf16 --sizes 4096 8192 || failures+=("bench matmul on the GPU")
