@@ -445,6 +445,26 @@ AGF_FUSED_FN void tile_dot(const Acc* rows, const Acc* cols, int ty, int tx,
   }
 }
 
+// acc[i][f] += Σ_c scores[ty + 16 i][c] · rows[c][tx + 16 f], c over the tile's kBlock columns: a shared score
+// tile [kBlock, kScoreStride] times a shared row tile [kBlock, kRowStride] (o += W·v, ∂q += ∂P·k).
+template <class Acc, int kHeadDim>
+AGF_FUSED_FN void accumulate_scores_times_rows(const Acc* scores, const Acc* rows, int ty, int tx,
+                                               Acc (&acc)[Tile<Acc, kHeadDim>::kRows][Tile<Acc, kHeadDim>::kFeatures]) {
+  using Shape = Tile<Acc, kHeadDim>;
+  AGF_UNROLL_4
+  for (int c = 0; c < Shape::kBlock; ++c) {
+    Acc row[Shape::kFeatures];
+    AGF_UNROLL
+    for (int f = 0; f < Shape::kFeatures; ++f) row[f] = rows[c * Shape::kRowStride + tx + kSide * f];
+    AGF_UNROLL
+    for (int i = 0; i < Shape::kRows; ++i) {
+      const Acc weight = scores[(ty + kSide * i) * Shape::kScoreStride + c];
+      AGF_UNROLL
+      for (int f = 0; f < Shape::kFeatures; ++f) acc[i][f] += weight * row[f];
+    }
+  }
+}
+
 // ---- forward ---------------------------------------------------------------------------------------------------
 
 // One block: queries m0 .. m0+kBlock-1 of head (b, h). Writes o and the row log-sum-exp.
@@ -539,19 +559,7 @@ AGF_FUSED_FN void forward_block(Exec& ex, const FusedAttention<typename Io::Stor
     ex.sync();  // W complete
     // out[i][f] += Σ_n W[row i][n] · v[n][feature f]
     ex.for_threads([&](int tid, State& st) {
-      const int ty = tid / kSide, tx = tid % kSide;
-      AGF_UNROLL_4
-      for (int n = 0; n < kBlock; ++n) {
-        Acc value[Shape::kFeatures];
-        AGF_UNROLL
-        for (int f = 0; f < Shape::kFeatures; ++f) value[f] = sv[n * Shape::kRowStride + tx + kSide * f];
-        AGF_UNROLL
-        for (int i = 0; i < Shape::kRows; ++i) {
-          const Acc w = sw[(ty + kSide * i) * Shape::kScoreStride + n];
-          AGF_UNROLL
-          for (int f = 0; f < Shape::kFeatures; ++f) st.out[i][f] += w * value[f];
-        }
-      }
+      accumulate_scores_times_rows<Acc, kHeadDim>(sw, sv, tid / kSide, tid % kSide, st.out);
     });
     ex.sync();  // k, v and W may be overwritten
   }
@@ -784,21 +792,9 @@ AGF_FUSED_FN void query_block(Exec& ex, const FusedAttention<typename Io::Storag
                                         nullptr);
     });
     ex.sync();  // gP complete
+    // grad_q[row ty+16i] += Σ_col gP[row][col]·k[col]
     ex.for_threads([&](int tid, State& st) {
-      const int ty = tid / kSide, tx = tid % kSide;
-      // grad_q[row ty+16i] += Σ_col gP[row][col]·k[col]
-      AGF_UNROLL_4
-      for (int col = 0; col < kBlock; ++col) {
-        Acc k_row[Shape::kFeatures];
-        AGF_UNROLL
-        for (int f = 0; f < Shape::kFeatures; ++f) k_row[f] = sk[col * Shape::kRowStride + tx + kSide * f];
-        AGF_UNROLL
-        for (int i = 0; i < Shape::kRows; ++i) {
-          const Acc score_grad = sgp[(ty + kSide * i) * Shape::kScoreStride + col];
-          AGF_UNROLL
-          for (int f = 0; f < Shape::kFeatures; ++f) st.grad_q[i][f] += score_grad * k_row[f];
-        }
-      }
+      accumulate_scores_times_rows<Acc, kHeadDim>(sgp, sk, tid / kSide, tid % kSide, st.grad_q);
     });
   }
   ex.for_threads([&](int tid, State& st) {
