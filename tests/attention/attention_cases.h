@@ -57,6 +57,33 @@ inline std::vector<std::pair<ops::PositionalScheme, bool>> scheme_variants(bool 
   return out;
 }
 
+// Every scheme (× PCM-V) × causal × padding × dropout ∈ {0, 0.25} at one size: the grid that the CPU
+// emulations and the GPU tests sweep, each case with a seed of its scheme.
+inline std::vector<AttentionCase> configuration_grid(int64_t queries, int64_t keys, int64_t head_dim,
+                                                     bool include_per_feature = true) {
+  std::vector<AttentionCase> cases;
+  for (const auto& [scheme, pcmv] : scheme_variants(include_per_feature)) {
+    for (bool causal : {false, true}) {
+      for (bool padding : {false, true}) {
+        for (double dropout : {0.0, 0.25}) {
+          AttentionCase c;
+          c.scheme = scheme;
+          c.pcmv = pcmv;
+          c.causal = causal;
+          c.padding = padding;
+          c.dropout = dropout;
+          c.queries = queries;
+          c.keys = keys;
+          c.head_dim = head_dim;
+          c.seed = static_cast<uint64_t>(scheme) + 1;
+          cases.push_back(c);
+        }
+      }
+    }
+  }
+  return cases;
+}
+
 inline Tensor random_f64(const Shape& shape, uint64_t seed, double low, double high) {
   Generator generator(seed);
   return uniform(shape, generator, low, high, DType::f64);

@@ -84,24 +84,8 @@ void check_case(const AttentionCase& c, bool half_types) {
 
 TEST_CASE("emulated materializing attention = CPU op: every scheme × PCM-V × causal × padding × dropout",
           "[attention][materialized]") {
-  for (const auto& [scheme, pcmv] : agf::testing::scheme_variants()) {
-    for (bool causal : {false, true}) {
-      for (bool padding : {false, true}) {
-        for (double dropout : {0.0, 0.25}) {
-          AttentionCase c;
-          c.scheme = scheme;
-          c.pcmv = pcmv;
-          c.causal = causal;
-          c.padding = padding;
-          c.dropout = dropout;
-          c.queries = 9;
-          c.keys = 13;
-          c.head_dim = 6;
-          c.seed = static_cast<uint64_t>(scheme) + 1;
-          check_case(c, causal && padding);
-        }
-      }
-    }
+  for (const AttentionCase& c : agf::testing::configuration_grid(9, 13, 6)) {
+    check_case(c, c.causal && c.padding);
   }
 }
 
