@@ -23,10 +23,7 @@ struct TrainRecord {
 
 std::map<int64_t, TrainRecord> train_records(const std::string& run) {
   std::map<int64_t, TrainRecord> records;
-  std::ifstream in(run + "/metrics.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    const auto record = nlohmann::json::parse(line);
-    if (record.at("split") != "train") continue;
+  for (const auto& record : agf::test::metrics_records(run, "train")) {
     records[record.at("step").get<int64_t>()] = {record.at("loss").get<double>(), record.at("loss_scale").get<double>(),
                                                  record.at("skipped_steps").get<int64_t>()};
   }

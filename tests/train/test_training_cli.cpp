@@ -23,10 +23,8 @@ const std::string& fixture = agf::test::tiny_fixture;
 // step -> loss of the training lines of RUN/metrics.jsonl
 std::map<int64_t, double> train_losses(const std::string& run) {
   std::map<int64_t, double> losses;
-  std::ifstream in(run + "/metrics.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    const auto record = nlohmann::json::parse(line);
-    if (record.at("split") == "train") losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
+  for (const auto& record : agf::test::metrics_records(run, "train")) {
+    losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
   }
   return losses;
 }
@@ -43,13 +41,9 @@ TEST_CASE("a tiny model overfits 20 pairs to 100% token accuracy", "[train][cli]
                                " --max-steps 250 --valid-every 250 --label-smoothing 0");
   INFO(trained.output);
   REQUIRE(trained.status == 0);
-  std::ifstream in(run + "/metrics.jsonl");
-  double accuracy = -1;
-  for (std::string line; std::getline(in, line);) {
-    const auto record = nlohmann::json::parse(line);
-    if (record.at("split") == "valid") accuracy = record.at("token_accuracy").get<double>();
-  }
-  CHECK(accuracy == 100.0);
+  const auto validations = agf::test::metrics_records(run, "valid");
+  REQUIRE_FALSE(validations.empty());
+  CHECK(validations.back().at("token_accuracy").get<double>() == 100.0);
   // The checkpoint translates the training sentences back exactly.
   const auto translated = run_agf("translate --checkpoint " + run + "/checkpoints/best.safetensors < " + fixture + "/train.en");
   REQUIRE(translated.status == 0);
@@ -217,16 +211,12 @@ TEST_CASE("metrics.jsonl and checkpoints carry the loss scale, skipped steps and
                                " --max-steps 4 --valid-every 4 --device cpu --precision fp32");
   INFO(trained.output);
   REQUIRE(trained.status == 0);
-  std::ifstream in(run + "/metrics.jsonl");
-  int64_t train_records = 0;
-  for (std::string line; std::getline(in, line);) {
-    const auto record = nlohmann::json::parse(line);
-    if (record.at("split") != "train") continue;
-    ++train_records;
+  const auto train_records = agf::test::metrics_records(run, "train");
+  for (const auto& record : train_records) {
     CHECK(record.at("loss_scale").get<double>() == 1.0);
     CHECK(record.at("skipped_steps").get<int64_t>() == 0);
   }
-  CHECK(train_records == 4);
+  CHECK(train_records.size() == 4);
   const auto checkpoint = agf::train::load_checkpoint(run + "/checkpoints/step_00000004.safetensors");
   REQUIRE(checkpoint.state.has_value());
   CHECK(checkpoint.state->precision == "fp32");

@@ -2,7 +2,10 @@
 // The 20-pair en-de fixture as a prepared dataset, for the tests that train on it end to end.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
@@ -23,6 +26,17 @@ inline std::string prepare_tiny_fixture(const ScratchDir& scratch) {
                   fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + bpe + " --out " + data)
               .status == 0);
   return data;
+}
+
+// The records of RUN/metrics.jsonl whose "split" is `split` ("train" or "valid"), in file order.
+inline std::vector<nlohmann::json> metrics_records(const std::string& run, const std::string& split) {
+  std::vector<nlohmann::json> records;
+  std::ifstream in(run + "/metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto record = nlohmann::json::parse(line);
+    if (record.at("split") == split) records.push_back(std::move(record));
+  }
+  return records;
 }
 
 }  // namespace agf::test
