@@ -8,7 +8,7 @@
 #include "core/cuda/runtime.h"
 #include "core/random_values.h"
 #include "ops/cuda/dropout_kernels.h"
-#include "ops/cuda/kernel_dispatch.cuh"
+#include "core/cuda/dispatch.h"
 #include "ops/dropout_mask.h"
 
 namespace agf::cuda {

@@ -6,7 +6,7 @@
 #include "core/cuda/device_types.h"
 #include "core/cuda/runtime.h"
 #include "ops/cuda/embedding_kernels.h"
-#include "ops/cuda/kernel_dispatch.cuh"
+#include "core/cuda/dispatch.h"
 
 namespace agf::cuda {
 

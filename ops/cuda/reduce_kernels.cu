@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "core/cuda/device_types.h"
+#include "core/cuda/dispatch.h"
 #include "core/cuda/runtime.h"
 #include "ops/cuda/reduce_kernels.h"
 
@@ -118,18 +119,6 @@ void launch_typed(const RowReduction& r, cudaStream_t stream) {
   }
 }
 
-// Calls body.template operator()<T>() for the floating element types.
-template <class Body>
-void dispatch_floating(DType dtype, Body&& body) {
-  switch (dtype) {
-    case DType::f64: return body.template operator()<double>();
-    case DType::f32: return body.template operator()<float>();
-    case DType::f16: return body.template operator()<Half>();
-    case DType::bf16: return body.template operator()<BFloat16>();
-    default: std::abort();  // the host wrapper refused integer dtypes with an error naming the op
-  }
-}
-
 }  // namespace
 
 int64_t row_reduction_segments(int64_t rows, int64_t length) {
@@ -143,8 +132,8 @@ void launch_row_reduction(const RowReduction& reduction, int device) {
   if (reduction.rows == 0) return;
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
-  dispatch_floating(reduction.in_dtype, [&]<class In>() {
-    dispatch_floating(reduction.out_dtype, [&]<class Out>() {
+  dispatch_floating_kernel(reduction.in_dtype, [&]<class In>() {
+    dispatch_floating_kernel(reduction.out_dtype, [&]<class Out>() {
       if (reduction.kind == ops::ReduceKind::max) {
         launch_typed<MaxCombine, In, Out>(reduction, stream);
       } else {

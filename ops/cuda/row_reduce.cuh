@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "core/cuda/device_types.h"
-#include "ops/cuda/kernel_dispatch.cuh"
+#include "core/cuda/dispatch.h"
 
 namespace agf::cuda {
 

@@ -7,7 +7,7 @@
 
 #include "core/cuda/device_types.h"
 #include "core/cuda/runtime.h"
-#include "ops/cuda/kernel_dispatch.cuh"
+#include "core/cuda/dispatch.h"
 #include "ops/cuda/row_reduce.cuh"
 #include "train/cuda/adam_kernels.h"
 
