@@ -20,4 +20,10 @@ void check_device_usable(Device device) {
             count == 1 ? "" : "s", count == 1 ? "" : fmt::format(" to cuda:{}", count - 1));
 }
 
+Device usable_device(std::string_view name) {
+  const Device device = parse_device(name);
+  check_device_usable(device);
+  return device;
+}
+
 }  // namespace agf::train

@@ -15,4 +15,7 @@ Device parse_device(std::string_view name);
 // GPU (the reason from cuda_unavailable_reason()), or an index past the last GPU.
 void check_device_usable(Device device);
 
+// parse_device then check_device_usable: the --device value of a command, ready to use.
+Device usable_device(std::string_view name);
+
 }  // namespace agf::train

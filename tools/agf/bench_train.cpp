@@ -69,8 +69,7 @@ double seconds_per_step(const agf::nn::TransformerConfig& config, const BenchTra
 
 void bench_train(BenchTrainFlags flags) {
   if (flags.schemes.empty()) flags.schemes = {flags.model.pos + (flags.model.pcmv ? "+pcmv" : "")};
-  const agf::Device device = agf::train::parse_device(flags.device);
-  agf::train::check_device_usable(device);
+  const agf::Device device = agf::train::usable_device(flags.device);
   const agf::train::Precision precision = agf::train::parse_precision(flags.precision);
   AGF_CHECK(precision == agf::train::Precision::fp32 || device.is_cuda(),
             "bench train: --precision {} needs --device cuda (the CPU kernels compute in f32/f64)", flags.precision);

@@ -20,8 +20,7 @@ struct EvalFlags {
 };
 
 void run_eval(const EvalFlags& flags) {
-  const agf::Device device = agf::train::parse_device(flags.device);
-  agf::train::check_device_usable(device);
+  const agf::Device device = agf::train::usable_device(flags.device);
   auto loaded = agf::train::load_model(flags.checkpoint);
   loaded.model->to(device);  // f32 weights, as the checkpoint stores them
   AGF_CHECK(loaded.bpe.vocab_size() > 0, "{}: the checkpoint carries no BPE model", flags.checkpoint);

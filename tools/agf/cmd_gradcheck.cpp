@@ -69,8 +69,7 @@ int run_gradcheck(const GradcheckFlags& flags) {
     return agf::cli::explain_attention(agf::ops::parse_positional_scheme(flags.pos), flags.pcmv, flags.causal);
   }
   const std::vector<const agf::OpCheck*> selected = select_checks(flags);
-  const agf::Device device = agf::train::parse_device(flags.device);
-  agf::train::check_device_usable(device);
+  const agf::Device device = agf::train::usable_device(flags.device);
   const agf::GradcheckDeviceScope on_device(device);
   int failures = 0;
   for (const agf::OpCheck* check : selected) {
