@@ -105,7 +105,7 @@ void cross_entropy_loss(DType dtype, const void* logits, DType target_dtype, con
     }
     // With no classes every row must be ignored (a target cannot lie in [0, 0)), so counted = 0 and no
     // row loss is read.
-    mean_loss_kernel<<<1, kSumThreads, 0, stream>>>(row_losses, classes > 0 ? rows : 0, counted, static_cast<T*>(loss));
+    mean_loss_kernel<T><<<1, kSumThreads, 0, stream>>>(row_losses, classes > 0 ? rows : 0, counted, static_cast<T*>(loss));
     AGF_CUDA_CHECK_LAUNCH(mean_loss_kernel);
   });
 }

@@ -192,7 +192,7 @@ void layer_norm_backward_rows(DType dtype, const void* grad, const void* x, cons
       AGF_CUDA_CHECK(cudaMemsetAsync(workspace, 0, 2 * chunks * features * sizeof(A), stream));
     }
     constexpr int kThreads = 256;
-    layer_norm_param_finish_kernel<<<blocks_for(features, kThreads), kThreads, 0, stream>>>(
+    layer_norm_param_finish_kernel<T><<<blocks_for(features, kThreads), kThreads, 0, stream>>>(
         partial_w, partial_b, static_cast<T*>(grad_weight), static_cast<T*>(grad_bias), chunks, features);
     AGF_CUDA_CHECK_LAUNCH(layer_norm_param_finish_kernel);
   });

@@ -1,0 +1,202 @@
+// The CUDA emulator itself: that it computes what a GPU computes (thread indices, shared memory,
+// barriers, shuffles, atomics, GEMM) and refuses what a GPU refuses (bad launch shapes, divergent
+// barriers, shuffles with a wrong mask, copies with pointers that are not device memory), with a
+// message saying what. Only in agf_tests_emulated. Kernels here use the rewritten launch syntax.
+#include <catch2/catch.hpp>
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/cuda_emulator/emulated_cuda.h"
+
+namespace {
+
+using agf::emulator::Launch;
+
+// One device buffer of n values, copied in from and out to host vectors.
+template <class T>
+struct DeviceBuffer {
+  explicit DeviceBuffer(std::size_t n, T fill = T{}) : count(n) {
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&data), n * sizeof(T)) == cudaSuccess);
+    write(std::vector<T>(n, fill));
+  }
+  ~DeviceBuffer() { cudaFree(data); }
+  void write(const std::vector<T>& values) {
+    REQUIRE(cudaMemcpyAsync(data, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice, nullptr) ==
+            cudaSuccess);
+  }
+  std::vector<T> read() const {
+    std::vector<T> values(count);
+    REQUIRE(cudaMemcpyAsync(values.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost, nullptr) == cudaSuccess);
+    return values;
+  }
+  T* data = nullptr;
+  std::size_t count;
+};
+
+// The error the last launch left, with its description ("" when it succeeded).
+std::string last_launch_error() {
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? "" : cudaGetErrorString(error);
+}
+
+__global__ void write_global_index(int* out) {
+  const unsigned block_threads = blockDim.x * blockDim.y;
+  const unsigned in_block = threadIdx.y * blockDim.x + threadIdx.x;
+  const unsigned block = blockIdx.y * gridDim.x + blockIdx.x;
+  out[block * block_threads + in_block] = static_cast<int>(block * 1000 + in_block);
+}
+
+// Reverses each block's slice through shared memory: wrong without the barrier.
+__global__ void reverse_in_block(const float* in, float* out) {
+  __shared__ float tile[64];
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  tile[threadIdx.x] = in[i];
+  __syncthreads();
+  out[i] = tile[blockDim.x - 1 - threadIdx.x];
+}
+
+__global__ void warp_shuffles(int* xor_sum, int* down_sum, int* broadcast) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  int a = lane, b = lane;
+  for (int offset = 16; offset > 0; offset /= 2) a += __shfl_xor_sync(0xffffffffu, a, offset);
+  for (int offset = 16; offset > 0; offset /= 2) b += __shfl_down_sync(0xffffffffu, b, offset);
+  xor_sum[threadIdx.x] = a;
+  down_sum[threadIdx.x] = b;
+  broadcast[threadIdx.x] = __shfl_sync(0xffffffffu, lane * 10, 7);
+}
+
+__global__ void count_with_atomics(unsigned long long* counter) { atomicAdd(counter, 1); }
+
+__global__ void sync_after_early_return(float* out) {
+  if (threadIdx.x >= 16) return;
+  __syncthreads();
+  out[threadIdx.x] = 1;
+}
+
+__global__ void shuffle_in_short_warp(int* out) { out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1); }
+
+__global__ void read_dynamic_shared(float* out) {
+  float* shared = reinterpret_cast<float*>(::agf::emulator::dynamic_shared_memory());
+  out[threadIdx.x] = shared[threadIdx.x];
+}
+
+}  // namespace
+
+TEST_CASE("emulator: thread and block indices cover a 2-D grid of 2-D blocks once each", "[emulator]") {
+  DeviceBuffer<int> out(3 * 2 * 8 * 4, -1);
+  write_global_index | Launch(dim3(3, 2), dim3(8, 4)).args(out.data);
+  REQUIRE(last_launch_error().empty());
+  const std::vector<int> values = out.read();
+  for (unsigned block = 0; block < 6; ++block)
+    for (unsigned t = 0; t < 32; ++t) CHECK(values[block * 32 + t] == static_cast<int>(block * 1000 + t));
+}
+
+TEST_CASE("emulator: __syncthreads orders shared-memory writes before reads", "[emulator]") {
+  std::vector<float> input(128);
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i);
+  DeviceBuffer<float> in(128), out(128);
+  in.write(input);
+  reverse_in_block | Launch(2, 64).args(in.data, out.data);
+  REQUIRE(last_launch_error().empty());
+  const std::vector<float> values = out.read();
+  for (std::size_t i = 0; i < 128; ++i) CHECK(values[i] == input[(i / 64) * 64 + 63 - i % 64]);
+}
+
+TEST_CASE("emulator: warp shuffles exchange values as on the GPU", "[emulator]") {
+  DeviceBuffer<int> xor_sum(64), down_sum(64), broadcast(64);
+  warp_shuffles | Launch(1, 64).args(xor_sum.data, down_sum.data, broadcast.data);
+  REQUIRE(last_launch_error().empty());
+  const std::vector<int> x = xor_sum.read(), d = down_sum.read(), b = broadcast.read();
+  for (int t = 0; t < 64; ++t) {
+    CHECK(x[t] == 496);      // Σ 0..31 in every lane (butterfly)
+    CHECK(b[t] == 70);       // lane 7's value
+  }
+  CHECK(d[0] == 496);        // the tree sum lands in lane 0
+  CHECK(d[32] == 496);
+  CHECK(d[31] == 31 * 32);   // lane 31 only ever adds itself (a source past the warp returns its own value)
+}
+
+TEST_CASE("emulator: atomics from every thread of every block all land", "[emulator]") {
+  DeviceBuffer<unsigned long long> counter(1, 0);
+  count_with_atomics | Launch(5, 96).args(counter.data);
+  REQUIRE(last_launch_error().empty());
+  CHECK(counter.read()[0] == 480);
+}
+
+TEST_CASE("emulator: a divergent __syncthreads fails the launch, naming it", "[emulator]") {
+  DeviceBuffer<float> out(32);
+  sync_after_early_return | Launch(1, 32).args(out.data);
+  const std::string error = last_launch_error();
+  CHECK_THAT(error, Catch::Contains("__syncthreads() reached by 16 of the block's 32 threads"));
+  CHECK(cudaGetLastError() == cudaSuccess);  // reading the error clears it
+}
+
+TEST_CASE("emulator: a full-mask shuffle in a warp of fewer than 32 threads fails the launch", "[emulator]") {
+  DeviceBuffer<int> out(16);
+  shuffle_in_short_warp | Launch(1, 16).args(out.data);
+  CHECK_THAT(last_launch_error(), Catch::Contains("in a warp of only 16 threads"));
+}
+
+TEST_CASE("emulator: launch shapes over the GPU's limits are refused", "[emulator]") {
+  DeviceBuffer<int> out(4096);
+  write_global_index | Launch(1, 2048).args(out.data);
+  CHECK_THAT(last_launch_error(), Catch::Contains("more than 1024 threads per block"));
+  write_global_index | Launch(dim3(1, 70000), 1).args(out.data);
+  CHECK_THAT(last_launch_error(), Catch::Contains("grid dimension"));
+}
+
+TEST_CASE("emulator: dynamic shared memory over 48 KiB needs the kernel's attribute raised", "[emulator]") {
+  DeviceBuffer<float> out(32);
+  const std::size_t bytes = 64 << 10;
+  read_dynamic_shared | Launch(1, 32, bytes).args(out.data);
+  CHECK_THAT(last_launch_error(), Catch::Contains("cudaFuncAttributeMaxDynamicSharedMemorySize"));
+  REQUIRE(cudaFuncSetAttribute(reinterpret_cast<const void*>(&read_dynamic_shared),
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) == cudaSuccess);
+  read_dynamic_shared | Launch(1, 32, bytes).args(out.data);
+  REQUIRE(last_launch_error().empty());
+  for (float v : out.read()) CHECK(std::isnan(v));  // never written: the NaN poison shows through
+}
+
+TEST_CASE("emulator: copies check that their pointers are device memory of the right size", "[emulator]") {
+  DeviceBuffer<float> device(8);
+  std::vector<float> host(16);
+  CHECK(cudaMemcpyAsync(host.data(), device.data, 16 * sizeof(float), cudaMemcpyDeviceToHost, nullptr) ==
+        cudaErrorInvalidValue);
+  CHECK_THAT(std::string(cudaGetErrorString(cudaErrorInvalidValue)), Catch::Contains("run past the end"));
+  CHECK(cudaMemcpyAsync(host.data(), host.data() + 8, 4, cudaMemcpyDeviceToHost, nullptr) == cudaErrorInvalidValue);
+  CHECK_THAT(std::string(cudaGetErrorString(cudaErrorInvalidValue)), Catch::Contains("source") &&
+                                                                          Catch::Contains("is not device memory"));
+  CHECK(cudaMemcpyAsync(device.data, host.data(), 4, cudaMemcpyDeviceToHost, nullptr) == cudaErrorInvalidValue);
+  CHECK_THAT(std::string(cudaGetErrorString(cudaErrorInvalidValue)), Catch::Contains("copy kind says host"));
+}
+
+TEST_CASE("emulator: cuBLAS strided-batched GEMM in column-major with transposes", "[emulator]") {
+  // Two batch entries of C (2×3) = Aᵀ·B with A stored 4×2 and B 4×3, all column-major.
+  const int m = 2, n = 3, k = 4, batch = 2;
+  std::vector<float> a(batch * k * m), b(batch * k * n);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.5f;
+  DeviceBuffer<float> da(a.size()), db(b.size()), dc(batch * m * n, std::nanf(""));
+  da.write(a);
+  db.write(b);
+  cublasHandle_t handle = nullptr;
+  REQUIRE(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+  const float alpha = 2, beta = 0;
+  REQUIRE(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, da.data, CUDA_R_32F, k, k * m,
+                                     db.data, CUDA_R_32F, k, k * n, &beta, dc.data, CUDA_R_32F, m, m * n, batch,
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+  const std::vector<float> c = dc.read();
+  for (int e = 0; e < batch; ++e)
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        float expected = 0;
+        for (int p = 0; p < k; ++p) expected += a[e * k * m + i * k + p] * b[e * k * n + j * k + p];
+        CHECK(c[e * m * n + j * m + i] == Approx(alpha * expected));  // beta = 0: C's NaN never read
+      }
+  CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da.data, CUDA_R_32F, 1, 0, db.data,
+                                   CUDA_R_32F, k, 0, &beta, dc.data, CUDA_R_32F, m, 0, 1, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);  // lda < m
+}
