@@ -15,7 +15,7 @@
 namespace agf::emulator {
 namespace {
 
-constexpr std::size_t kStackBytes = std::size_t{256} << 10;  // per CUDA thread (mapped lazily by the kernel)
+constexpr std::size_t kStackBytes = std::size_t{256} << 10;  // per CUDA thread; pages are committed only when touched
 constexpr std::size_t kGuardBytes = 4096;
 constexpr int kWarpSize = 32;
 
