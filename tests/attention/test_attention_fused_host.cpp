@@ -247,11 +247,11 @@ void check_case(const AttentionCase& c, bool all_dtypes = false) {
   const AttentionResult reference = agf::testing::cpu_reference(c, x);
   {
     INFO("f64");
-    agf::testing::require_matches(emulate_any<double>(c, x), reference, 1e-11);
+    agf::testing::require_matches(c, emulate_any<double>(c, x), reference, 1e-11);
   }
   {
     INFO("f32");
-    agf::testing::require_matches(emulate_any<float>(c, x), reference, 1e-4);
+    agf::testing::require_matches(c, emulate_any<float>(c, x), reference, 1e-4);
   }
   if (all_dtypes) {
     // against the f64 op on the same rounded inputs: what is left is the kernel's own rounding (f32 compute,
@@ -262,7 +262,7 @@ void check_case(const AttentionCase& c, bool all_dtypes = false) {
       const AttentionResult rounded_reference = agf::testing::cpu_reference(c, rounded);
       const AttentionResult result =
           dtype == DType::bf16 ? emulate_any<BFloat16>(c, rounded) : emulate_any<Half>(c, rounded);
-      agf::testing::require_matches(result, rounded_reference, dtype == DType::bf16 ? 2e-2 : 3e-3);
+      agf::testing::require_matches(c, result, rounded_reference, dtype == DType::bf16 ? 2e-2 : 3e-3);
     }
   }
 }

@@ -65,17 +65,17 @@ void check_case(const AttentionCase& c, bool half_types) {
   const AttentionResult reference = agf::testing::cpu_reference(c, x);
   {
     INFO("f64");
-    agf::testing::require_matches(emulate(c, x, DType::f64), reference, 1e-12);
+    agf::testing::require_matches(c, emulate(c, x, DType::f64), reference, 1e-12);
   }
   {
     INFO("f32");
-    agf::testing::require_matches(emulate(c, x, DType::f32), reference, 1e-4);
+    agf::testing::require_matches(c, emulate(c, x, DType::f32), reference, 1e-4);
   }
   if (!half_types) return;
   for (const DType dtype : {DType::bf16, DType::f16}) {
     INFO(dtype_name(dtype));
     const AttentionInputs rounded = agf::testing::rounded_to(x, dtype);
-    agf::testing::require_matches(emulate(c, rounded, dtype), agf::testing::cpu_reference(c, rounded),
+    agf::testing::require_matches(c, emulate(c, rounded, dtype), agf::testing::cpu_reference(c, rounded),
                                   dtype == DType::bf16 ? 2e-2 : 3e-3);
   }
 }

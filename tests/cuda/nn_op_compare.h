@@ -2,6 +2,7 @@
 // Helpers of the GPU tests of the nn ops (softmax, layer_norm, embedding, cross_entropy, dropout,
 // random fills, Adam): random inputs, f64 references computed on the CPU from the exact values the GPU
 // sees, comparisons scaled to the result, distances in ulp, and the message an op fails with.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -37,12 +38,20 @@ inline double tolerance(DType dtype) {
   }
 }
 
-// |gpu - reference| <= tol·(|reference| + max|reference|) everywhere (gpu any dtype and device, reference f64 CPU).
-inline void require_near(const Tensor& gpu, const Tensor& reference, double tol, const std::string& what) {
-  double largest = 0;
-  for (double value : reference.to_double_vector()) largest = std::max(largest, std::abs(value));
-  require_close(gpu.to(Device::cpu()).to(DType::f64), reference, tol, tol * (largest > 0 ? largest : 1.0),
-                what.c_str());
+// max |x| over the elements of x (any dtype and device); 0 when empty.
+inline double max_abs(const Tensor& x) {
+  double result = 0;
+  for (double value : x.to(Device::cpu()).to_double_vector()) result = std::max(result, std::abs(value));
+  return result;
+}
+
+// |gpu - reference| <= tol·(|reference| + scale) everywhere, scale = max(max|reference|, `least_scale`) (gpu any
+// dtype and device, reference f64 CPU). `least_scale` is the size of the terms the result is computed from, for a
+// result that cancels to 0 in exact arithmetic: there the reference holds rounding noise (1e-17), not a scale.
+inline void require_near(const Tensor& gpu, const Tensor& reference, double tol, const std::string& what,
+                         double least_scale = 0) {
+  const double scale = std::max(max_abs(reference), least_scale);
+  require_close(gpu.to(Device::cpu()).to(DType::f64), reference, tol, tol * (scale > 0 ? scale : 1.0), what.c_str());
 }
 
 // The error message of `call`, or "no error".
