@@ -11,8 +11,9 @@
 //
 // The table gradient: each key/value block sums its pairs' ∂L/∂C per diagonal in shared memory (shared
 // atomicAdd) and adds each diagonal sum to ∂L/∂table[δ, h, D] in global memory with one atomicAdd — so the
-// table gradient's float rounding depends on the order the blocks finish in (not bit-reproducible from run
-// to run, within f32 rounding of the sum). ∂L/∂q, ∂L/∂k, ∂L/∂v and the forward are deterministic.
+// table gradient's float rounding depends on the order the threads of a block reach the shared atomics and
+// on the order the blocks finish in (not bit-reproducible from run to run, within f32 rounding of the sum).
+// ∂L/∂q, ∂L/∂k, ∂L/∂v and the forward are deterministic.
 #include <cstdlib>
 #include <string>
 

@@ -20,8 +20,9 @@ namespace {
 constexpr int kSumThreads = 1024;
 
 template <int Threads, class T, class I>
-__global__ void row_loss_kernel(const T* logits, const I* targets, double* row_losses, int64_t rows, int64_t classes,
-                                int64_t ignore_index, acc_t<T> smoothing) {
+__global__ void __launch_bounds__(team_block_threads(Threads))
+    row_loss_kernel(const T* logits, const I* targets, double* row_losses, int64_t rows, int64_t classes,
+                    int64_t ignore_index, acc_t<T> smoothing) {
   using A = acc_t<T>;
   __shared__ A scratch_max[Threads / 32], scratch_sum[Threads / 32];
   const int64_t row = team_row();
@@ -49,7 +50,8 @@ __global__ void row_loss_kernel(const T* logits, const I* targets, double* row_l
 }
 
 template <class T>
-__global__ void mean_loss_kernel(const double* row_losses, int64_t rows, int64_t counted, T* loss) {
+__global__ void __launch_bounds__(kSumThreads)
+    mean_loss_kernel(const double* row_losses, int64_t rows, int64_t counted, T* loss) {
   __shared__ double scratch[kSumThreads / 32];
   double total = 0;
   for (int64_t r = threadIdx.x; r < rows; r += kSumThreads) total += row_losses[r];
@@ -58,8 +60,9 @@ __global__ void mean_loss_kernel(const double* row_losses, int64_t rows, int64_t
 }
 
 template <int Threads, class T, class I>
-__global__ void backward_kernel(const T* grad, const T* logits, const I* targets, T* grad_logits, int64_t rows,
-                                int64_t classes, int64_t ignore_index, acc_t<T> smoothing, acc_t<T> counted) {
+__global__ void __launch_bounds__(team_block_threads(Threads))
+    backward_kernel(const T* grad, const T* logits, const I* targets, T* grad_logits, int64_t rows,
+                    int64_t classes, int64_t ignore_index, acc_t<T> smoothing, acc_t<T> counted) {
   using A = acc_t<T>;
   __shared__ A scratch_max[Threads / 32], scratch_sum[Threads / 32];
   const int64_t row = team_row();

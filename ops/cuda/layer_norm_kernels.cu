@@ -24,8 +24,9 @@ constexpr int64_t kChunkRows = 64;  // rows per chunk of the column reduction (b
 constexpr int64_t kMaxChunks = 512;
 
 template <int Threads, class T>
-__global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y, acc_t<T>* mean, acc_t<T>* rstd,
-                                          int64_t rows, int64_t features, acc_t<T> eps) {
+__global__ void __launch_bounds__(team_block_threads(Threads))
+    layer_norm_forward_kernel(const T* x, const T* weight, const T* bias, T* y, acc_t<T>* mean, acc_t<T>* rstd,
+                              int64_t rows, int64_t features, acc_t<T> eps) {
   using A = acc_t<T>;
   __shared__ A scratch[Threads / 32];
   const int64_t row = team_row();
@@ -51,8 +52,9 @@ __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* 
 }
 
 template <int Threads, class T>
-__global__ void layer_norm_grad_x_kernel(const T* grad, const T* x, const T* weight, const acc_t<T>* mean, const acc_t<T>* rstd,
-                                         T* grad_x, int64_t rows, int64_t features) {
+__global__ void __launch_bounds__(team_block_threads(Threads))
+    layer_norm_grad_x_kernel(const T* grad, const T* x, const T* weight, const acc_t<T>* mean, const acc_t<T>* rstd,
+                             T* grad_x, int64_t rows, int64_t features) {
   using A = acc_t<T>;
   __shared__ A scratch[Threads / 32];
   const int64_t row = team_row();

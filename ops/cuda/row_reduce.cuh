@@ -24,6 +24,12 @@ inline constexpr int kRowsPerBlock = 8;
 inline constexpr int kBlockThreads = 512;
 inline constexpr unsigned kFullMask = 0xffffffffu;
 
+// Threads in a block of teams of `threads`: the bound each row kernel declares (__launch_bounds__), so that
+// nvcc keeps registers within what a full block of 256 or 512 threads may use.
+__host__ __device__ constexpr int team_block_threads(int threads) {
+  return threads == 32 ? 32 * kRowsPerBlock : threads;
+}
+
 // Launches body.template operator()<Threads>(grid, block) with the team size for rows of `columns`.
 template <class Body>
 void launch_rows(int64_t rows, int64_t columns, Body&& body) {

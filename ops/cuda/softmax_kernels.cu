@@ -15,7 +15,8 @@ namespace agf::cuda {
 namespace {
 
 template <int Threads, bool Log, class T>
-__global__ void softmax_forward_kernel(const T* x, T* y, int64_t rows, int64_t columns) {
+__global__ void __launch_bounds__(team_block_threads(Threads))
+    softmax_forward_kernel(const T* x, T* y, int64_t rows, int64_t columns) {
   using A = acc_t<T>;
   __shared__ A scratch_max[Threads / 32], scratch_sum[Threads / 32];
   const int64_t row = team_row();
@@ -37,7 +38,8 @@ __global__ void softmax_forward_kernel(const T* x, T* y, int64_t rows, int64_t c
 }
 
 template <int Threads, bool Log, class T>
-__global__ void softmax_backward_kernel(const T* grad, const T* y, T* out, int64_t rows, int64_t columns) {
+__global__ void __launch_bounds__(team_block_threads(Threads))
+    softmax_backward_kernel(const T* grad, const T* y, T* out, int64_t rows, int64_t columns) {
   using A = acc_t<T>;
   __shared__ A scratch[Threads / 32];
   const int64_t row = team_row();
