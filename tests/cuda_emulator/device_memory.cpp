@@ -7,7 +7,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +33,15 @@ std::map<std::uintptr_t, Allocation> g_allocations;  // by mapping address
 int g_access_depth = 0;
 int g_open_device = -1;                              // meaningful while g_access_depth > 0
 std::size_t g_live_bytes = 0;
+
+// The allocations opened (made readable and writable) during the current device work. Opening is lazy:
+// an allocation stays PROT_NONE until the work's first touch faults, and the fault handler opens it and
+// lets the access run again; closing reprotects only these. (Opening every allocation at the start of every
+// kernel and copy cost two mprotect calls per live allocation each time: most of the emulator's run time.)
+// A fixed array, because the fault handler adds to it and may not allocate.
+constexpr std::size_t kMaxOpened = 4096;
+unsigned char* g_opened[kMaxOpened];  // mappings
+std::size_t g_opened_count = 0;
 
 std::size_t page_bytes() {
   static const std::size_t bytes = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -65,12 +73,33 @@ const Allocation* containing(std::uintptr_t address) {
   return address < it->first + a.data_bytes + page_bytes() ? &a : nullptr;
 }
 
-// SIGSEGV inside emulated device memory: say which misuse it was, then let the default action run.
+// The handlers report_fault replaced, called after its report (index: SIGSEGV, SIGBUS).
+struct sigaction g_replaced[2];
+int replaced_slot(int signal) { return signal == SIGSEGV ? 0 : 1; }
+
+// During device work, a first touch of an allocation the work may use: opens it (true: run the access
+// again). False for every other fault: past the end (the guard page), another device's memory, host code.
+bool open_on_first_touch(std::uintptr_t address, const Allocation* a) {
+  if (g_access_depth == 0 || a == nullptr || !opens(g_open_device, *a)) return false;
+  if (address >= reinterpret_cast<std::uintptr_t>(a->mapping) + a->data_bytes) return false;
+  if (g_opened_count == kMaxOpened) return false;
+  set_open(*a, true);
+  g_opened[g_opened_count++] = a->mapping;
+  return true;
+}
+
+// SIGSEGV inside emulated device memory: the first touch of an allocation during device work opens it;
+// anything else is a misuse: say which, then hand the fault to the handler this one replaced (the
+// default action, or a test framework's, which names the test case).
 void report_fault(int signal, siginfo_t* info, void*) {
   const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
   const Allocation* a = containing(address);
+  if (open_on_first_touch(address, a)) return;
   char message[512];
-  if (a == nullptr) {
+  if (g_opened_count == kMaxOpened) {
+    std::snprintf(message, sizeof message,
+                  "agf CUDA emulator: one device operation touched more than %zu allocations\n", kMaxOpened);
+  } else if (a == nullptr) {
     std::snprintf(message, sizeof message,
                   "agf CUDA emulator: fault at %p, outside emulated device memory (inside a kernel this is "
                   "also what a CUDA thread overflowing its 256 KiB fiber stack looks like)\n",
@@ -89,30 +118,39 @@ void report_fault(int signal, siginfo_t* info, void*) {
   if (write(STDERR_FILENO, message, std::strlen(message)) < 0) {}
   void* frames[48];
   backtrace_symbols_fd(frames, backtrace(frames, 48), STDERR_FILENO);
-  std::signal(signal, SIG_DFL);  // the faulting instruction runs again and ends the process
+  // The faulting instruction runs again on return and ends in the replaced handler.
+  sigaction(signal, &g_replaced[replaced_slot(signal)], nullptr);
 }
 
+// Puts report_fault in front of SIGSEGV and SIGBUS unless it is there already. Called at every allocation,
+// because a test framework may install its own handler for each test case and restore the default after
+// it (Catch2 does), which would leave later faults unexplained.
 void install_fault_reporter() {
-  static std::once_flag installed;
-  std::call_once(installed, [] {
+  static std::once_flag alternate_stack_set;
+  std::call_once(alternate_stack_set, [] {
     static std::vector<unsigned char> alternate_stack(std::size_t{1} << 16);
     stack_t stack{};
     stack.ss_sp = alternate_stack.data();
     stack.ss_size = alternate_stack.size();
     sigaltstack(&stack, nullptr);
+  });
+  for (int signal : {SIGSEGV, SIGBUS}) {
+    struct sigaction current {};
+    sigaction(signal, nullptr, &current);
+    if ((current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == &report_fault) continue;
+    g_replaced[replaced_slot(signal)] = current;
     struct sigaction action {};
     action.sa_sigaction = &report_fault;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigaction(SIGSEGV, &action, nullptr);
-    sigaction(SIGBUS, &action, nullptr);
-  });
+    sigaction(signal, &action, nullptr);
+  }
 }
 
 }  // namespace
 
 void* allocate_device_memory(std::size_t bytes, int device) {
-  install_fault_reporter();
   std::lock_guard lock(g_mutex);
+  install_fault_reporter();
   if (bytes > capacity_bytes() - g_live_bytes) return nullptr;
   const std::size_t rounded = round_up(bytes == 0 ? 1 : bytes, kAlignment);
   const std::size_t data_bytes = round_up(rounded, page_bytes());
@@ -127,7 +165,7 @@ void* allocate_device_memory(std::size_t bytes, int device) {
   a.device = device;
   std::memset(a.mapping, 0xff, data_bytes);
   mprotect(a.mapping + data_bytes, page_bytes(), PROT_NONE);
-  if (g_access_depth == 0 || !opens(g_open_device, a)) set_open(a, false);
+  set_open(a, false);  // until device work touches it
   g_allocations.emplace(reinterpret_cast<std::uintptr_t>(a.mapping), a);
   g_live_bytes += bytes;
   return a.user;
@@ -138,6 +176,10 @@ bool free_device_memory(void* pointer) {
   const Allocation* a = containing(reinterpret_cast<std::uintptr_t>(pointer));
   if (a == nullptr || a->user != pointer) return false;
   const Allocation copy = *a;
+  // Forget it if open: a later mapping may reuse the address.
+  for (std::size_t i = 0; i < g_opened_count; ++i) {
+    if (g_opened[i] == copy.mapping) g_opened[i--] = g_opened[--g_opened_count];
+  }
   g_allocations.erase(reinterpret_cast<std::uintptr_t>(copy.mapping));
   g_live_bytes -= copy.user_bytes;
   munmap(copy.mapping, copy.data_bytes + page_bytes());
@@ -167,23 +209,21 @@ bool is_device_range(const void* pointer, std::size_t bytes, int device, std::st
 
 DeviceAccess::DeviceAccess(int device) {
   std::lock_guard lock(g_mutex);
-  if (g_access_depth++ > 0) {
-    if (device != g_open_device) {  // nested access to more: open everything
-      g_open_device = -1;
-      for (const auto& [address, a] : g_allocations) set_open(a, true);
-    }
-    return;
+  install_fault_reporter();  // opening on first touch needs it in front
+  if (g_access_depth++ == 0) {
+    g_open_device = device;
+  } else if (device != g_open_device) {
+    g_open_device = -1;  // nested work on another device: any device's memory may be touched
   }
-  g_open_device = device;
-  for (const auto& [address, a] : g_allocations)
-    if (opens(device, a)) set_open(a, true);
 }
 
 DeviceAccess::~DeviceAccess() {
   std::lock_guard lock(g_mutex);
   if (--g_access_depth > 0) return;
-  for (const auto& [address, a] : g_allocations)
-    if (opens(g_open_device, a)) set_open(a, false);
+  for (std::size_t i = 0; i < g_opened_count; ++i) {
+    set_open(g_allocations.at(reinterpret_cast<std::uintptr_t>(g_opened[i])), false);
+  }
+  g_opened_count = 0;
 }
 
 }  // namespace agf::emulator

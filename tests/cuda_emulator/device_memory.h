@@ -5,8 +5,10 @@
 // page begins: a kernel (or copy) running past the end faults. Outside device work (a kernel, a copy,
 // a memset, a GEMM) every allocation is PROT_NONE too, so host code that dereferences a device pointer
 // — which works by accident when device memory is host memory, and crashes on a GPU — faults here as
-// well; and during a kernel on cuda:N only cuda:N's allocations are open. A fault inside emulated device
-// memory is reported on stderr naming the allocation and which of these it was.
+// well; and during a kernel on cuda:N only cuda:N's allocations can be opened. Opening is lazy: the fault
+// of device work's first touch of an allocation opens it, and the end of the work closes what was opened.
+// Any other fault inside emulated device memory is reported on stderr naming the allocation and which
+// misuse it was.
 #include <cstddef>
 #include <string>
 

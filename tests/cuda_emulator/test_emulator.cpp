@@ -4,8 +4,12 @@
 // message saying what. Only in agf_tests_emulated. Kernels here use the rewritten launch syntax.
 #include <catch2/catch.hpp>
 #include <cublas_v2.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -81,6 +85,47 @@ __global__ void shuffle_in_short_warp(int* out) { out[threadIdx.x] = __shfl_xor_
 __global__ void read_dynamic_shared(float* out) {
   float* shared = reinterpret_cast<float*>(::agf::emulator::dynamic_shared_memory());
   out[threadIdx.x] = shared[threadIdx.x];
+}
+
+// Writes out[n] of an allocation of n floats: one past its end.
+__global__ void write_past_end(float* out, int n) { out[n + static_cast<int>(threadIdx.x)] = 1; }
+
+// How a forked child running `body` ended, and what it printed (stdout and stderr together).
+struct ChildOutcome {
+  bool died_of_segfault = false;
+  std::string output;
+};
+
+// Runs `body` in a child process, so that a fault that must end a process ends only the child. The child
+// leaves with status 0 if `body` returns and 2 if it throws; it never returns into the test runner.
+template <class Body>
+ChildOutcome run_in_child(Body&& body) {
+  int ends[2];
+  REQUIRE(pipe(ends) == 0);
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    dup2(ends[1], STDOUT_FILENO);
+    dup2(ends[1], STDERR_FILENO);
+    close(ends[0]);
+    close(ends[1]);
+    try {
+      body();
+    } catch (...) {
+      _exit(2);
+    }
+    _exit(0);
+  }
+  close(ends[1]);
+  ChildOutcome outcome;
+  char chunk[4096];
+  for (ssize_t n; (n = read(ends[0], chunk, sizeof chunk)) > 0;) outcome.output.append(chunk, static_cast<std::size_t>(n));
+  close(ends[0]);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  outcome.died_of_segfault = WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+  return outcome;
 }
 
 }  // namespace
@@ -199,4 +244,31 @@ TEST_CASE("emulator: cuBLAS strided-batched GEMM in column-major with transposes
   CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da.data, CUDA_R_32F, 1, 0, db.data,
                                    CUDA_R_32F, k, 0, &beta, dc.data, CUDA_R_32F, m, 0, 1, CUBLAS_COMPUTE_32F,
                                    CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);  // lda < m
+}
+
+TEST_CASE("emulator: host code reading device memory dies with a message naming the allocation", "[emulator]") {
+  const ChildOutcome outcome = run_in_child([] {
+    float* device = nullptr;
+    if (cudaMalloc(reinterpret_cast<void**>(&device), 40 * sizeof(float)) != cudaSuccess) return;
+    const volatile float* through = device;
+    std::printf("read %f\n", static_cast<double>(*through));  // works on a host, crashes on a GPU
+  });
+  INFO(outcome.output);
+  CHECK(outcome.died_of_segfault);
+  CHECK_THAT(outcome.output, Catch::Contains("host code dereferenced") && Catch::Contains("the 160-byte allocation") &&
+                                 Catch::Contains("on cuda:0"));
+  CHECK_THAT(outcome.output, !Catch::Contains("read "));
+}
+
+TEST_CASE("emulator: a kernel writing past the end of an allocation dies with a message naming it", "[emulator]") {
+  // 64 floats = 256 bytes, a whole multiple of cudaMalloc's alignment: the guard page begins at its end.
+  const ChildOutcome outcome = run_in_child([] {
+    float* device = nullptr;
+    if (cudaMalloc(reinterpret_cast<void**>(&device), 64 * sizeof(float)) != cudaSuccess) return;
+    write_past_end | Launch(1, 1).args(device, 64);
+    cudaDeviceSynchronize();
+  });
+  INFO(outcome.output);
+  CHECK(outcome.died_of_segfault);
+  CHECK_THAT(outcome.output, Catch::Contains("(offset +256): past the end of the 256-byte allocation"));
 }
