@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "tests/cuda_emulator/device_memory.h"
 
@@ -69,6 +70,36 @@ bool in_device_memory(const char* name, const void* base, cudaDataType type, int
   return false;
 }
 
+// The batched product itself, accumulating in `Acc` (f64 for f64 compute; f32 for f32 compute, like the
+// tensor cores' f32 accumulator), one dot product per element of C in order p = 0..k-1. op(A)'s rows and
+// op(B)'s columns are first copied into contiguous `Acc` panels, so the inner loop is a plain dot product.
+template <class Acc>
+void multiply(bool a_plain, bool b_plain, int64_t m, int64_t n, int64_t k, double a_scale, const void* A,
+              cudaDataType Atype, int64_t lda, int64_t strideA, const void* B, cudaDataType Btype, int64_t ldb,
+              int64_t strideB, double c_scale, void* C, cudaDataType Ctype, int64_t ldc, int64_t strideC,
+              int64_t batch) {
+  std::vector<Acc> a_rows(static_cast<std::size_t>(m * k)), b_columns(static_cast<std::size_t>(n * k));
+  for (int64_t entry = 0; entry < batch; ++entry) {
+    const int64_t a0 = entry * strideA, b0 = entry * strideB, c0 = entry * strideC;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p)
+        a_rows[i * k + p] = static_cast<Acc>(load(A, Atype, a0 + (a_plain ? i + p * lda : p + i * lda)));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        b_columns[j * k + p] = static_cast<Acc>(load(B, Btype, b0 + (b_plain ? p + j * ldb : j + p * ldb)));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        const Acc* a = a_rows.data() + i * k;
+        const Acc* b = b_columns.data() + j * k;
+        Acc sum = 0;
+        for (int64_t p = 0; p < k; ++p) sum += a[p] * b[p];
+        const int64_t at = c0 + i + j * ldc;
+        // C is not read when beta is zero (so NaN there does not leak), as in cuBLAS.
+        store(C, Ctype, at, a_scale * sum + (c_scale == 0 ? 0.0 : c_scale * load(C, Ctype, at)));
+      }
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,8 +138,7 @@ const char* cublasGetStatusString(cublasStatus_t status) {
   }
 }
 
-// C_i = alpha · op(A_i) · op(B_i) + beta · C_i for each batch entry i, column-major; C is not read when
-// beta is zero (so NaN there does not leak), as in cuBLAS.
+// C_i = alpha · op(A_i) · op(B_i) + beta · C_i for each batch entry i, column-major.
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                           int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype,
                                           int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb,
@@ -137,23 +167,12 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
   const double a_scale = scalars_are_double ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   const double c_scale = scalars_are_double ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
   agf::emulator::DeviceAccess access(handle->device);
-  for (int64_t entry = 0; entry < batch; ++entry) {
-    const int64_t a0 = entry * strideA, b0 = entry * strideB, c0 = entry * strideC;
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t i = 0; i < m; ++i) {
-        double sum = 0;  // f32 compute accumulates in f32, like the tensor cores' f32 accumulator
-        float sum32 = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          const double a = load(A, Atype, a0 + (a_plain ? i + p * lda : p + i * lda));
-          const double b = load(B, Btype, b0 + (b_plain ? p + j * ldb : j + p * ldb));
-          if (scalars_are_double) sum += a * b;
-          else sum32 += static_cast<float>(a) * static_cast<float>(b);
-        }
-        const double product = scalars_are_double ? sum : sum32;
-        const int64_t at = c0 + i + j * ldc;
-        store(C, Ctype, at, a_scale * product + (c_scale == 0 ? 0.0 : c_scale * load(C, Ctype, at)));
-      }
-  }
+  if (scalars_are_double)
+    multiply<double>(a_plain, b_plain, m, n, k, a_scale, A, Atype, lda, strideA, B, Btype, ldb, strideB, c_scale, C,
+                     Ctype, ldc, strideC, batch);
+  else
+    multiply<float>(a_plain, b_plain, m, n, k, a_scale, A, Atype, lda, strideA, B, Btype, ldb, strideB, c_scale, C,
+                    Ctype, ldc, strideC, batch);
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -25,7 +25,12 @@ struct Fiber {
   FiberContext context;
   uint3 index{};
   State state = State::ready;
-  unsigned warp_mask = 0;  // the mask of the shuffle it waits in (State::at_warp_barrier)
+  // The shuffle it waits in (State::at_warp_barrier): its mask, and where the value read from lane
+  // `source_lane` goes when the shuffle completes.
+  unsigned warp_mask = 0;
+  int source_lane = 0;
+  void* result = nullptr;
+  std::size_t result_bytes = 0;
 };
 
 // Fiber stacks, mapped once and reused by every block; a PROT_NONE page below each one turns a thread
@@ -88,7 +93,9 @@ void yield_to_scheduler(State state) {
 
 std::string format_index(const uint3& i) { return fmt::format("({},{},{})", i.x, i.y, i.z); }
 
-// Opens every warp barrier whose lanes (its mask) have all arrived. Returns whether any opened.
+// Completes every warp shuffle whose lanes (its mask) have all arrived: gives each lane the value its source
+// lane published, then lets them go on. Returns whether any completed. (Delivering here, while every lane
+// still waits, is what lets one barrier serve a shuffle: no lane can publish again before all have read.)
 bool open_warp_barriers(BlockRun& run) {
   bool opened = false;
   const int threads = static_cast<int>(run.fibers.size());
@@ -103,8 +110,13 @@ bool open_warp_barriers(BlockRun& run) {
       complete = other.state == State::at_warp_barrier && other.warp_mask == waiting.warp_mask;
     }
     if (!complete) continue;
-    for (int lane = 0; lane < kWarpSize; ++lane)
-      if (waiting.warp_mask >> lane & 1u) run.fibers[static_cast<std::size_t>(base + lane)].state = State::ready;
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      if (!(waiting.warp_mask >> lane & 1u)) continue;
+      Fiber& reader = run.fibers[static_cast<std::size_t>(base + lane)];
+      std::memcpy(reader.result, run.published[static_cast<std::size_t>(base + reader.source_lane)].data(),
+                  reader.result_bytes);
+      reader.state = State::ready;
+    }
     opened = true;
   }
   return opened;
@@ -220,9 +232,10 @@ void warp_exchange(unsigned mask, const void* value, std::size_t size, int sourc
     fail_launch(fmt::format("lane {} reads lane {} in a warp shuffle with mask {:#010x}", lane, source_lane, mask));
   std::memcpy(g_run->published[static_cast<std::size_t>(thread)].data(), value, size);
   fiber.warp_mask = mask;
-  yield_to_scheduler(State::at_warp_barrier);
-  std::memcpy(result, g_run->published[static_cast<std::size_t>(base + source_lane)].data(), size);
-  yield_to_scheduler(State::at_warp_barrier);
+  fiber.source_lane = source_lane;
+  fiber.result = result;
+  fiber.result_bytes = size;
+  yield_to_scheduler(State::at_warp_barrier);  // returns once open_warp_barriers has filled `result`
 }
 
 void fail_launch(std::string message) {

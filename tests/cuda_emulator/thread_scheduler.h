@@ -38,8 +38,7 @@ unsigned char* dynamic_shared_memory();
 void sync_threads();
 
 // One warp-shuffle step: publishes `size` bytes at `value` for the lanes in `mask`, waits until all of
-// them have published, copies what lane `source_lane` of this warp published into `result`, and waits
-// again until all have read (so the next exchange cannot overwrite a value still being read).
+// them have published, and returns with what lane `source_lane` of this warp published in `result`.
 void warp_exchange(unsigned mask, const void* value, std::size_t size, int source_lane, void* result);
 // This thread's lane (0..31) within its warp.
 int lane_id();
