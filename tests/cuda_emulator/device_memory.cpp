@@ -38,7 +38,9 @@ std::size_t g_live_bytes = 0;
 // an allocation stays PROT_NONE until the work's first touch faults, and the fault handler opens it and
 // lets the access run again; closing reprotects only these. (Opening every allocation at the start of every
 // kernel and copy cost two mprotect calls per live allocation each time: most of the emulator's run time.)
-// A fixed array, because the fault handler adds to it and may not allocate.
+// A fixed array, because the fault handler adds to it and may not allocate. The handler reads g_allocations
+// and g_opened without g_mutex: it may not wait for a lock its own thread might hold, and agf has no host
+// thread that allocates device memory while another runs device work.
 constexpr std::size_t kMaxOpened = 4096;
 unsigned char* g_opened[kMaxOpened];  // mappings
 std::size_t g_opened_count = 0;
