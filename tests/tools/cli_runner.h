@@ -1,5 +1,5 @@
 #pragma once
-// Runs the built `agf` program (AGF_BINARY) with arguments, capturing exit status and output.
+// Runs the built `agf` program (AGF_BINARY), or any command, capturing exit status and output.
 #include <array>
 #include <cstdio>
 #include <string>
@@ -10,10 +10,10 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-inline CommandResult run_agf(const std::string& arguments) {
-  const std::string command = std::string(AGF_BINARY) + " " + arguments + " 2>&1";
+// Runs `command` through the shell.
+inline CommandResult run_command(const std::string& command) {
   CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> buffer{};
   std::size_t read = 0;
@@ -22,3 +22,5 @@ inline CommandResult run_agf(const std::string& arguments) {
   result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return result;
 }
+
+inline CommandResult run_agf(const std::string& arguments) { return run_command(std::string(AGF_BINARY) + " " + arguments); }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 
 #include "core/random.h"
 #include "ops/elementwise.h"
@@ -81,4 +82,24 @@ TEST_CASE("agf and PyTorch agree on the loss and every gradient, for every schem
       }
     }
   }
+}
+
+TEST_CASE("the PyTorch peer's training benchmark runs on the CPU and prints the line gpu-check.sh reads",
+          "[train][peer][torch][bench]") {
+  if (!torch_available()) {
+    AGF_SKIP("/usr/bin/python3 cannot import torch and numpy (Debian's python3-torch; tools/setup.sh installs it)");
+  }
+  const std::string peer = std::string(kSystemPython) + " " + AGF_SOURCE_DIR + "/tools/bench/torch_peer.py bench ";
+  const std::string model = " --preset tiny --pos agf-m --pcmv --batch 2 --length 4 --vocab 100 --threads 1 ";
+  const CommandResult bench = run_command(peer + "--device cpu --precision fp32 --steps 1 --warmup 0" + model);
+  INFO(bench.output);
+  REQUIRE(bench.status == 0);
+  // tools/gpu-check.sh takes field 2 of the line naming "target tokens/s" as PyTorch's rate.
+  const std::regex rate_line(R"((^|\n)agf-m\+pcmv +[0-9]+\.[0-9] target tokens/s)");
+  CHECK(std::regex_search(bench.output, rate_line));
+  // Half precision and a GPU it cannot have are refused in a sentence, not a traceback.
+  const CommandResult half = run_command(peer + "--device cpu --precision bf16 --steps 1" + model);
+  CHECK(half.status != 0);
+  CHECK_THAT(half.output, Catch::Contains("--precision bf16/fp16 needs --device cuda") &&
+                              !Catch::Contains("Traceback"));
 }

@@ -744,7 +744,13 @@ def bench_one(config: Config, args) -> tuple[float, float]:
         raise PeerError("bench: --device cuda but torch sees no CUDA device")
     if args.precision != "fp32" and device.type != "cuda":
         raise PeerError("bench: --precision bf16/fp16 needs --device cuda")
-    torch.set_default_device(device)  # the model's helper tensors (positions, masks, tables) are made there too
+    if device.type != "cpu":
+        # The model's helper tensors (positions, masks, tables) are made on the default device, so it must be
+        # this one; torch.set_default_device came with PyTorch 2.0 (Debian's python3-torch is older, and on
+        # the CPU it needs nothing).
+        if not hasattr(torch, "set_default_device"):
+            raise PeerError(f"bench: --device {args.device} needs PyTorch 2.0 or later (this is {torch.__version__})")
+        torch.set_default_device(device)
     torch.manual_seed(args.seed)
     model = Transformer(config)
     initialise(model, args.seed)
@@ -752,7 +758,9 @@ def bench_one(config: Config, args) -> tuple[float, float]:
     model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
-    scaler = torch.amp.GradScaler("cuda") if args.precision == "fp16" else None
+    scaler = None
+    if args.precision == "fp16":  # torch.amp.GradScaler is PyTorch 2.3's name for torch.cuda.amp.GradScaler
+        scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
     batches = [{name: torch.randint(FIRST_ORDINARY_ID, config.vocabulary_size, (args.batch, args.length), device=device)
                 for name in ("encoder_input", "decoder_input", "decoder_target")} for _ in range(4)]
 
