@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "tests/cuda_emulator/device_memory.h"
 #include "tests/cuda_emulator/launch.h"
+#include "tests/cuda_emulator/statistics.h"
 
 struct CUstream_st {
   int device;
@@ -38,6 +40,32 @@ thread_local cudaError_t g_sticky = cudaSuccess;  // what cudaGetLastError() ret
 cudaError_t g_described = cudaSuccess;         // the error g_description explains
 std::string g_description;
 std::map<const void*, int> g_dynamic_shared_limit;  // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
+
+// Updated under g_mutex. The first update registers the report at exit when AGF_EMULATOR_STATS is set.
+Statistics& counters() {
+  static Statistics counts;
+  static const bool report = [] {
+    if (std::getenv("AGF_EMULATOR_STATS") != nullptr) {
+      std::atexit([] {
+        const Statistics s = statistics();
+        std::fprintf(stderr,
+                     "agf CUDA emulator: %lld kernel launches (%lld CUDA threads), %lld host waits for the device, "
+                     "%lld bytes to the host, %lld bytes to the device\n",
+                     static_cast<long long>(s.launches), static_cast<long long>(s.threads),
+                     static_cast<long long>(s.host_waits), static_cast<long long>(s.bytes_to_host),
+                     static_cast<long long>(s.bytes_to_device));
+      });
+    }
+    return true;
+  }();
+  (void)report;
+  return counts;
+}
+
+void count_host_wait() {
+  std::lock_guard lock(g_mutex);
+  ++counters().host_waits;
+}
 
 int device_count() {
   // AGF_EMULATOR_DEVICES: how many devices to emulate (2 by default, so multi-device paths run too).
@@ -121,9 +149,17 @@ void launch_kernel(const void* kernel, const LaunchShape& shape, cudaStream_t st
     fail(cudaErrorInvalidConfiguration, fmt::format("launch with {}: {}", shape_text(shape), problem), true);
     return;
   }
+  ++counters().launches;
+  counters().threads +=
+      int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x * shape.block.y * shape.block.z;
   DeviceAccess access(g_current_device);
   if (const std::string failure = run_grid(shape, thread_body); !failure.empty())
     fail(cudaErrorLaunchFailure, fmt::format("kernel launched with {} failed: {}", shape_text(shape), failure), true);
+}
+
+Statistics statistics() {
+  std::lock_guard lock(g_mutex);
+  return counters();
 }
 
 }  // namespace agf::emulator
@@ -149,7 +185,10 @@ cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) {
+  count_host_wait();
+  return cudaSuccess;
+}
 
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attribute, int device) {
   if (device < 0 || device >= device_count()) return fail(cudaErrorInvalidDevice, "cudaDeviceGetAttribute: no such device");
@@ -196,7 +235,10 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  count_host_wait();
+  return cudaSuccess;
+}
 
 cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   *pointer = allocate_device_memory(bytes, g_current_device);
@@ -226,6 +268,8 @@ cudaError_t cudaMemcpyAsync(void* destination, const void* source, size_t bytes,
   if (!check_range(call, "destination", destination, bytes, destination_on_device, -1) ||
       !check_range(call, "source", source, bytes, source_on_device, -1))
     return g_described;
+  if (source_on_device && !destination_on_device) counters().bytes_to_host += static_cast<int64_t>(bytes);
+  if (destination_on_device && !source_on_device) counters().bytes_to_device += static_cast<int64_t>(bytes);
   DeviceAccess access(-1);
   std::memmove(destination, source, bytes);
   return cudaSuccess;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/cuda_emulator/emulated_cuda.h"
+#include "tests/cuda_emulator/statistics.h"
 
 namespace {
 
@@ -244,6 +245,23 @@ TEST_CASE("emulator: cuBLAS strided-batched GEMM in column-major with transposes
   CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da.data, CUDA_R_32F, 1, 0, db.data,
                                    CUDA_R_32F, k, 0, &beta, dc.data, CUDA_R_32F, m, 0, 1, CUBLAS_COMPUTE_32F,
                                    CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);  // lda < m
+}
+
+TEST_CASE("emulator: statistics count launches, CUDA threads, host waits and bytes each way", "[emulator]") {
+  DeviceBuffer<int> out(24);  // 96 bytes to the device
+  const agf::emulator::Statistics before = agf::emulator::statistics();
+  write_global_index | Launch(dim3(3, 2), dim3(2, 2)).args(out.data);
+  write_global_index | Launch(dim3(1, 1), dim3(4, 1)).args(out.data);
+  const std::vector<int> values = out.read();  // 96 bytes to the host
+  out.write(values);                           // and back
+  REQUIRE(cudaStreamSynchronize(nullptr) == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  const agf::emulator::Statistics after = agf::emulator::statistics();
+  CHECK(after.launches - before.launches == 2);
+  CHECK(after.threads - before.threads == 3 * 2 * 2 * 2 + 4);
+  CHECK(after.host_waits - before.host_waits == 2);
+  CHECK(after.bytes_to_host - before.bytes_to_host == 96);
+  CHECK(after.bytes_to_device - before.bytes_to_device == 96);
 }
 
 TEST_CASE("emulator: host code reading device memory dies with a message naming the allocation", "[emulator]") {
