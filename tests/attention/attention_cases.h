@@ -151,10 +151,10 @@ inline AttentionResult cpu_reference(const AttentionCase& c, const AttentionInpu
   return r;
 }
 
-// max |x - reference| / max(max |reference|, floor). Both on any device and dtype; compared in f64 on the host.
-// NaN anywhere gives +inf. The floor: a tensor that is 0 in exact arithmetic holds rounding noise, which has
-// the size of the terms that cancel, not of the (zero) result; see zero_gradient_scale.
-inline double scaled_error(const Tensor& x, const Tensor& reference, double floor = 1e-3) {
+// max |x - reference| / max(max |reference|, least_scale). Both on any device and dtype; compared in f64 on
+// the host. NaN anywhere gives +inf. least_scale: a tensor that is 0 in exact arithmetic holds rounding noise,
+// which has the size of the terms that cancel, not of the (zero) result; see zero_gradient_scale.
+inline double scaled_error(const Tensor& x, const Tensor& reference, double least_scale = 1e-3) {
   REQUIRE(x.defined());
   REQUIRE(x.shape() == reference.shape());
   const std::vector<double> a = x.to(Device::cpu()).to_double_vector();
@@ -166,27 +166,29 @@ inline double scaled_error(const Tensor& x, const Tensor& reference, double floo
     worst = std::max(worst, difference);
     scale = std::max(scale, std::abs(b[i]));
   }
-  return worst / std::max(scale, floor);
+  return worst / std::max(scale, least_scale);
 }
 
-// The floor of scaled_error for case `c`. With one key a row's softmax is 1 whatever its score, so ∂L/∂q, ∂L/∂k
-// and every positional gradient are 0 in exact arithmetic: ∂L/∂s = a·(a'·ga/a − D) with D = Σ ∂L/∂o·o cancels.
-// In f32 the cancellation leaves eps·|ga|·dk ≈ 1e-6 (ga = ∂L/∂o·v, a sum of dk products of O(1) inputs; with
-// dropout, o = v/(1-p) is rounded before D is formed), so those tensors are measured against the inputs' scale, 1.
-// Otherwise 1e-3: a gradient below that is small against the O(1) inputs, and judged relative to 1e-3.
+// The least scale of scaled_error for case `c`. With one key a row's softmax is 1 whatever its score, so
+// ∂L/∂q, ∂L/∂k and every positional gradient are 0 in exact arithmetic: ∂L/∂s = a·(a'·ga/a − D) with
+// D = Σ ∂L/∂o·o cancels. In f32 the cancellation leaves eps·|ga|·dk ≈ 1e-6 (ga = ∂L/∂o·v, a sum of dk
+// products of O(1) inputs; with dropout, o = v/(1-p) is rounded before D is formed), so those tensors are
+// measured against the inputs' scale, 1. (Keyed on the case's key count: padding that leaves one valid key
+// in every row of a longer case would need the same.) Otherwise 1e-3: a gradient below that is small
+// against the O(1) inputs, and judged relative to 1e-3.
 inline double zero_gradient_scale(const AttentionCase& c) { return c.keys == 1 ? 1.0 : 1e-3; }
 
 // Every tensor of `result` within `tolerance` (scaled_error) of the reference: o, ∂L/∂q, ∂L/∂k, ∂L/∂v and the
 // gradient of each positional parameter.
 inline void require_matches(const AttentionCase& c, const AttentionResult& result, const AttentionResult& reference,
                             double tolerance) {
-  const double floor = zero_gradient_scale(c);
+  const double least_scale = zero_gradient_scale(c);
   auto check = [&](const char* what, const Tensor& x, const Tensor& y) {
     if (!y.defined()) {
       CHECK(!x.defined());
       return;
     }
-    const double error = scaled_error(x, y, floor);
+    const double error = scaled_error(x, y, least_scale);
     INFO(what << ": scaled error " << error << " (tolerance " << tolerance << ")");
     CHECK(error <= tolerance);
   };

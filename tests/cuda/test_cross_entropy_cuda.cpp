@@ -50,8 +50,8 @@ TEST_CASE("cross_entropy forward and backward on the GPU equal the CPU", "[cuda]
           REQUIRE(loss.dtype() == dtype);
           require_near(loss, ops::cross_entropy_forward(base, targets, options), testing::tolerance(dtype),
                        "loss " + what);
-          // ∂L/∂z = 0.75·(softmax − smoothed target)/rows: terms of size 0.75/rows, which cancel to 0 exactly
-          // with one class (the reference then holds 1e-17 of rounding).
+          // ∂L/∂z = 0.75·(softmax − smoothed target)/counted, counted = the rows not ignored (≤ rows): terms of
+          // at least 0.75/rows, which cancel to 0 exactly with one class (the reference then holds 1e-17).
           const Tensor grad = Tensor::scalar(0.75, DType::f64);
           require_near(ops::cross_entropy_backward(grad.to(dtype).to(Device::cuda()), input, targets_gpu, options),
                        ops::cross_entropy_backward(grad, base, targets, options), testing::tolerance(dtype),

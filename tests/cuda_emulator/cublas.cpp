@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/cuda_emulator/device_memory.h"
+#include "tests/cuda_emulator/statistics.h"
 
 struct cublasContext {
   int device = 0;
@@ -166,6 +167,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
     return CUBLAS_STATUS_EXECUTION_FAILED;
   const double a_scale = scalars_are_double ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
   const double c_scale = scalars_are_double ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
+  agf::emulator::count_gemm();
   agf::emulator::DeviceAccess access(handle->device);
   if (scalars_are_double)
     multiply<double>(a_plain, b_plain, m, n, k, a_scale, A, Atype, lda, strideA, B, Btype, ldb, strideB, c_scale, C,

@@ -49,9 +49,10 @@ Statistics& counters() {
       std::atexit([] {
         const Statistics s = statistics();
         std::fprintf(stderr,
-                     "agf CUDA emulator: %lld kernel launches (%lld CUDA threads), %lld host waits for the device, "
-                     "%lld bytes to the host, %lld bytes to the device\n",
+                     "agf CUDA emulator: %lld kernel launches (%lld CUDA threads), %lld cuBLAS GEMMs, %lld host "
+                     "waits for the device, %lld bytes to the host, %lld bytes to the device\n",
                      static_cast<long long>(s.launches), static_cast<long long>(s.threads),
+                     static_cast<long long>(s.gemms),
                      static_cast<long long>(s.host_waits), static_cast<long long>(s.bytes_to_host),
                      static_cast<long long>(s.bytes_to_device));
       });
@@ -160,6 +161,11 @@ void launch_kernel(const void* kernel, const LaunchShape& shape, cudaStream_t st
 Statistics statistics() {
   std::lock_guard lock(g_mutex);
   return counters();
+}
+
+void count_gemm() {
+  std::lock_guard lock(g_mutex);
+  ++counters().gemms;
 }
 
 }  // namespace agf::emulator

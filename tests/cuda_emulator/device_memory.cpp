@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -79,14 +80,18 @@ const Allocation* containing(std::uintptr_t address) {
 struct sigaction g_replaced[2];
 int replaced_slot(int signal) { return signal == SIGSEGV ? 0 : 1; }
 
-// During device work, a first touch of an allocation the work may use: opens it (true: run the access
-// again). False for every other fault: past the end (the guard page), another device's memory, host code.
-bool open_on_first_touch(std::uintptr_t address, const Allocation* a) {
-  if (g_access_depth == 0 || a == nullptr || !opens(g_open_device, *a)) return false;
-  if (address >= reinterpret_cast<std::uintptr_t>(a->mapping) + a->data_bytes) return false;
+// Whether a fault at `address` is device work's first touch of an allocation it may use (its data, on the
+// work's device), rather than a misuse: past the end (the guard page), another device's memory, host code.
+bool is_first_touch(std::uintptr_t address, const Allocation* a) {
+  return g_access_depth > 0 && a != nullptr && opens(g_open_device, *a) &&
+         address < reinterpret_cast<std::uintptr_t>(a->mapping) + a->data_bytes;
+}
+
+// Opens the allocation of a first touch; true when the access can run again.
+bool open_on_first_touch(const Allocation& a) {
   if (g_opened_count == kMaxOpened) return false;
-  set_open(*a, true);
-  g_opened[g_opened_count++] = a->mapping;
+  if (mprotect(a.mapping, a.data_bytes, PROT_READ | PROT_WRITE) != 0) return false;
+  g_opened[g_opened_count++] = a.mapping;
   return true;
 }
 
@@ -94,13 +99,30 @@ bool open_on_first_touch(std::uintptr_t address, const Allocation* a) {
 // anything else is a misuse: say which, then hand the fault to the handler this one replaced (the
 // default action, or a test framework's, which names the test case).
 void report_fault(int signal, siginfo_t* info, void*) {
+  if (info->si_code <= 0) {  // sent (raise, kill), not a fault: nothing to explain, and no address to read
+    ::signal(signal, SIG_DFL);
+    raise(signal);
+    return;
+  }
+  const int saved_errno = errno;
   const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
   const Allocation* a = containing(address);
-  if (open_on_first_touch(address, a)) return;
+  const bool first_touch = is_first_touch(address, a);
+  if (first_touch && open_on_first_touch(*a)) {
+    errno = saved_errno;
+    return;
+  }
   char message[512];
-  if (g_opened_count == kMaxOpened) {
+  if (first_touch) {
+    char why[128];
+    if (g_opened_count == kMaxOpened) {
+      std::snprintf(why, sizeof why, "one operation touched more than %zu allocations", kMaxOpened);
+    } else {
+      std::snprintf(why, sizeof why, "mprotect: %s", std::strerror(errno));
+    }
     std::snprintf(message, sizeof message,
-                  "agf CUDA emulator: one device operation touched more than %zu allocations\n", kMaxOpened);
+                  "agf CUDA emulator: could not open the %zu-byte allocation at %p on cuda:%d for device work (%s)\n",
+                  a->user_bytes, static_cast<void*>(a->user), a->device, why);
   } else if (a == nullptr) {
     std::snprintf(message, sizeof message,
                   "agf CUDA emulator: fault at %p, outside emulated device memory (inside a kernel this is "
@@ -108,10 +130,10 @@ void report_fault(int signal, siginfo_t* info, void*) {
                   info->si_addr);
   } else {
     const auto user = reinterpret_cast<std::uintptr_t>(a->user);
-    const char* what = address >= reinterpret_cast<std::uintptr_t>(a->mapping) + a->data_bytes
-                           ? "past the end of"
-                       : g_access_depth == 0 ? "host code dereferenced (device pointers must be copied to the host first)"
-                                             : "a kernel of another device touched";
+    const char* what =
+        address >= reinterpret_cast<std::uintptr_t>(a->mapping) + a->data_bytes ? "past the end of"
+        : g_access_depth == 0 ? "host code dereferenced (device pointers must be copied to the host first)"
+                              : "a kernel of another device touched";
     std::snprintf(message, sizeof message,
                   "agf CUDA emulator: fault at %p (offset %+lld): %s the %zu-byte allocation at %p on cuda:%d\n",
                   info->si_addr, static_cast<long long>(address - user), what, a->user_bytes,
@@ -178,9 +200,12 @@ bool free_device_memory(void* pointer) {
   const Allocation* a = containing(reinterpret_cast<std::uintptr_t>(pointer));
   if (a == nullptr || a->user != pointer) return false;
   const Allocation copy = *a;
-  // Forget it if open: a later mapping may reuse the address.
+  // Forget it if open: a later mapping may reuse the address. (Listed once at most.)
   for (std::size_t i = 0; i < g_opened_count; ++i) {
-    if (g_opened[i] == copy.mapping) g_opened[i--] = g_opened[--g_opened_count];
+    if (g_opened[i] == copy.mapping) {
+      g_opened[i] = g_opened[--g_opened_count];
+      break;
+    }
   }
   g_allocations.erase(reinterpret_cast<std::uintptr_t>(copy.mapping));
   g_live_bytes -= copy.user_bytes;

@@ -73,6 +73,18 @@ __global__ void warp_shuffles(int* xor_sum, int* down_sum, int* broadcast) {
   broadcast[threadIdx.x] = __shfl_sync(0xffffffffu, lane * 10, 7);
 }
 
+// Two half warps shuffle within themselves a different number of times (lanes 0-15 three rotations, lanes
+// 16-31 one), then the whole warp broadcasts lane 20's result.
+__global__ void half_warp_shuffles(int* rotated, int* broadcast) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const bool low = lane < 16;
+  const unsigned mask = low ? 0x0000ffffu : 0xffff0000u;
+  int value = lane * 100;
+  for (int round = 0; round < (low ? 3 : 1); ++round) value = __shfl_sync(mask, value, (lane + 1) % 16, 16);
+  rotated[threadIdx.x] = value;
+  broadcast[threadIdx.x] = __shfl_sync(0xffffffffu, value, 20);
+}
+
 __global__ void count_with_atomics(unsigned long long* counter) { atomicAdd(counter, 1); }
 
 __global__ void sync_after_early_return(float* out) {
@@ -98,7 +110,8 @@ struct ChildOutcome {
 };
 
 // Runs `body` in a child process, so that a fault that must end a process ends only the child. The child
-// leaves with status 0 if `body` returns and 2 if it throws; it never returns into the test runner.
+// leaves with status 0 if `body` returns and 2 if it throws, or dies of SIGALRM after 60 s; it never
+// returns into the test runner.
 template <class Body>
 ChildOutcome run_in_child(Body&& body) {
   int ends[2];
@@ -111,6 +124,7 @@ ChildOutcome run_in_child(Body&& body) {
     dup2(ends[1], STDERR_FILENO);
     close(ends[0]);
     close(ends[1]);
+    alarm(60);  // a child that hangs (a fault handler looping) dies of SIGALRM instead of hanging the tests
     try {
       body();
     } catch (...) {
@@ -121,7 +135,9 @@ ChildOutcome run_in_child(Body&& body) {
   close(ends[1]);
   ChildOutcome outcome;
   char chunk[4096];
-  for (ssize_t n; (n = read(ends[0], chunk, sizeof chunk)) > 0;) outcome.output.append(chunk, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(ends[0], chunk, sizeof chunk)) > 0;) {
+    outcome.output.append(chunk, static_cast<std::size_t>(n));
+  }
   close(ends[0]);
   int status = 0;
   REQUIRE(waitpid(child, &status, 0) == child);
@@ -163,6 +179,19 @@ TEST_CASE("emulator: warp shuffles exchange values as on the GPU", "[emulator]")
   CHECK(d[0] == 496);        // the tree sum lands in lane 0
   CHECK(d[32] == 496);
   CHECK(d[31] == 31 * 32);   // lane 31 only ever adds itself (a source past the warp returns its own value)
+}
+
+TEST_CASE("emulator: shuffles of half-warp masks run independently, then meet a full-warp one", "[emulator]") {
+  DeviceBuffer<int> rotated(32), broadcast(32);
+  half_warp_shuffles | Launch(1, 32).args(rotated.data, broadcast.data);
+  REQUIRE(last_launch_error().empty());
+  const std::vector<int> r = rotated.read(), b = broadcast.read();
+  for (int lane = 0; lane < 32; ++lane) {
+    // Width 16: a source lane names a lane of the caller's own half.
+    const int expected = lane < 16 ? (lane + 3) % 16 * 100 : (16 + (lane - 16 + 1) % 16) * 100;
+    CHECK(r[lane] == expected);
+    CHECK(b[lane] == 2100);  // lane 20 holds lane 21's value
+  }
 }
 
 TEST_CASE("emulator: atomics from every thread of every block all land", "[emulator]") {
@@ -247,6 +276,53 @@ TEST_CASE("emulator: cuBLAS strided-batched GEMM in column-major with transposes
                                    CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);  // lda < m
 }
 
+TEST_CASE("emulator: cuBLAS GEMM, every transpose pair, padded leading dimensions, beta", "[emulator]") {
+  // C (m×n, ldc = m+1) = alpha·op(A)·op(B) + beta·C in f64, column-major, two batch entries.
+  const int m = 3, n = 2, k = 4, batch = 2;
+  cublasHandle_t handle = nullptr;
+  REQUIRE(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+  const agf::emulator::Statistics before = agf::emulator::statistics();
+  for (const cublasOperation_t transa : {CUBLAS_OP_N, CUBLAS_OP_T}) {
+    for (const cublasOperation_t transb : {CUBLAS_OP_N, CUBLAS_OP_T}) {
+      const bool a_plain = transa == CUBLAS_OP_N, b_plain = transb == CUBLAS_OP_N;
+      const int lda = (a_plain ? m : k) + 2, ldb = (b_plain ? k : n) + 1, ldc = m + 1;
+      const int a_size = lda * (a_plain ? k : m), b_size = ldb * (b_plain ? n : k), c_size = ldc * n;
+      std::vector<double> a(batch * a_size), b(batch * b_size), c(batch * c_size);
+      for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 7) - 3;
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 5) * 0.5;
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<double>(i % 3) + 1;
+      DeviceBuffer<double> da(a.size()), db(b.size()), dc(c.size());
+      da.write(a);
+      db.write(b);
+      dc.write(c);
+      const double alpha = 2, beta = 0.5;
+      REQUIRE(cublasGemmStridedBatchedEx(handle, transa, transb, m, n, k, &alpha, da.data, CUDA_R_64F, lda, a_size,
+                                         db.data, CUDA_R_64F, ldb, b_size, &beta, dc.data, CUDA_R_64F, ldc, c_size,
+                                         batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+      const std::vector<double> result = dc.read();
+      INFO("transa " << (a_plain ? "N" : "T") << ", transb " << (b_plain ? "N" : "T"));
+      for (int e = 0; e < batch; ++e) {
+        for (int i = 0; i < m; ++i) {
+          for (int j = 0; j < n; ++j) {
+            double product = 0;
+            for (int p = 0; p < k; ++p) {
+              product += a[e * a_size + (a_plain ? i + p * lda : p + i * lda)] *
+                         b[e * b_size + (b_plain ? p + j * ldb : j + p * ldb)];
+            }
+            const int at = e * c_size + i + j * ldc;
+            CHECK(result[at] == alpha * product + beta * c[at]);  // small integers and halves: exact
+          }
+        }
+        for (int j = 0; j < n; ++j) {
+          const int padding = e * c_size + m + j * ldc;  // the row past m in C's column j: untouched
+          CHECK(result[padding] == c[padding]);
+        }
+      }
+    }
+  }
+  CHECK(agf::emulator::statistics().gemms - before.gemms == 4);
+}
+
 TEST_CASE("emulator: statistics count launches, CUDA threads, host waits and bytes each way", "[emulator]") {
   DeviceBuffer<int> out(24);  // 96 bytes to the device
   const agf::emulator::Statistics before = agf::emulator::statistics();
@@ -258,6 +334,7 @@ TEST_CASE("emulator: statistics count launches, CUDA threads, host waits and byt
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const agf::emulator::Statistics after = agf::emulator::statistics();
   CHECK(after.launches - before.launches == 2);
+  CHECK(after.gemms == before.gemms);
   CHECK(after.threads - before.threads == 3 * 2 * 2 * 2 + 4);
   CHECK(after.host_waits - before.host_waits == 2);
   CHECK(after.bytes_to_host - before.bytes_to_host == 96);
@@ -270,6 +347,7 @@ TEST_CASE("emulator: host code reading device memory dies with a message naming 
     if (cudaMalloc(reinterpret_cast<void**>(&device), 40 * sizeof(float)) != cudaSuccess) return;
     const volatile float* through = device;
     std::printf("read %f\n", static_cast<double>(*through));  // works on a host, crashes on a GPU
+    std::fflush(stdout);
   });
   INFO(outcome.output);
   CHECK(outcome.died_of_segfault);

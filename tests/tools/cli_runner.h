@@ -10,10 +10,10 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `command` through the shell.
+// Runs `command` through the shell; the output of all of it, when it is a list of commands.
 inline CommandResult run_command(const std::string& command) {
   CommandResult result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  FILE* pipe = popen(("{ " + command + "\n} 2>&1").c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> buffer{};
   std::size_t read = 0;
@@ -23,4 +23,6 @@ inline CommandResult run_command(const std::string& command) {
   return result;
 }
 
-inline CommandResult run_agf(const std::string& arguments) { return run_command(std::string(AGF_BINARY) + " " + arguments); }
+inline CommandResult run_agf(const std::string& arguments) {
+  return run_command(std::string(AGF_BINARY) + " " + arguments);
+}
