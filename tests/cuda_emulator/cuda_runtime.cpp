@@ -52,9 +52,8 @@ Statistics& counters() {
                      "agf CUDA emulator: %lld kernel launches (%lld CUDA threads), %lld cuBLAS GEMMs, %lld host "
                      "waits for the device, %lld bytes to the host, %lld bytes to the device\n",
                      static_cast<long long>(s.launches), static_cast<long long>(s.threads),
-                     static_cast<long long>(s.gemms),
-                     static_cast<long long>(s.host_waits), static_cast<long long>(s.bytes_to_host),
-                     static_cast<long long>(s.bytes_to_device));
+                     static_cast<long long>(s.gemms), static_cast<long long>(s.host_waits),
+                     static_cast<long long>(s.bytes_to_host), static_cast<long long>(s.bytes_to_device));
       });
     }
     return true;
