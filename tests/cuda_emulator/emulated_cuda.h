@@ -15,9 +15,6 @@
 // block's values where a GPU's would hold garbage; dynamic shared memory starts as NaN bytes instead).
 #undef __shared__
 #define __shared__ static
-#ifndef __launch_bounds__
-#define __launch_bounds__(...)
-#endif
 
 #define threadIdx (::agf::emulator::thread_index())
 #define blockIdx (::agf::emulator::block_index())

@@ -100,6 +100,12 @@ __global__ void read_dynamic_shared(float* out) {
   out[threadIdx.x] = shared[threadIdx.x];
 }
 
+// As the source rewrite turns `__global__ void __launch_bounds__(64) bounded_kernel(int* out) {`.
+__global__ void bounded_kernel(int* out) {
+  ::agf::emulator::check_launch_bounds(64);
+  out[threadIdx.x] = 1;
+}
+
 // Writes out[n] of an allocation of n floats: one past its end.
 __global__ void write_past_end(float* out, int n) { out[n + static_cast<int>(threadIdx.x)] = 1; }
 
@@ -213,6 +219,15 @@ TEST_CASE("emulator: a full-mask shuffle in a warp of fewer than 32 threads fail
   DeviceBuffer<int> out(16);
   shuffle_in_short_warp | Launch(1, 16).args(out.data);
   CHECK_THAT(last_launch_error(), Catch::Contains("in a warp of only 16 threads"));
+}
+
+TEST_CASE("emulator: a block larger than the kernel's __launch_bounds__ fails the launch", "[emulator]") {
+  DeviceBuffer<int> out(128);
+  bounded_kernel | Launch(2, 64).args(out.data);
+  CHECK(last_launch_error().empty());
+  bounded_kernel | Launch(1, dim3(32, 4)).args(out.data);
+  CHECK_THAT(last_launch_error(),
+             Catch::Contains("a block of 128 threads (32×4×1) for a kernel declared __launch_bounds__(64)"));
 }
 
 TEST_CASE("emulator: launch shapes over the GPU's limits are refused", "[emulator]") {

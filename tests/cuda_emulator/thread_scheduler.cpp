@@ -238,6 +238,15 @@ void warp_exchange(unsigned mask, const void* value, std::size_t size, int sourc
   yield_to_scheduler(State::at_warp_barrier);  // returns once open_warp_barriers has filled `result`
 }
 
+void check_launch_bounds(long long max_threads, long long) {
+  const dim3& b = block_dim();
+  const long long threads = static_cast<long long>(b.x) * b.y * b.z;
+  if (threads > max_threads) {
+    fail_launch(fmt::format("a block of {} threads ({}×{}×{}) for a kernel declared __launch_bounds__({})", threads,
+                            b.x, b.y, b.z, max_threads));
+  }
+}
+
 void fail_launch(std::string message) {
   const Fiber& fiber = current_fiber();
   g_run->failure = fmt::format("thread {}: {}", format_index(fiber.index), message);

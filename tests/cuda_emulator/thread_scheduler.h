@@ -43,6 +43,11 @@ void warp_exchange(unsigned mask, const void* value, std::size_t size, int sourc
 // This thread's lane (0..31) within its warp.
 int lane_id();
 
+// A kernel's __launch_bounds__(max_threads, ...), which the source rewrite turns into a call at the top of
+// its body: fails the launch when the block has more threads than the kernel was compiled for (a GPU
+// refuses such a launch: too many resources requested).
+void check_launch_bounds(long long max_threads, long long min_blocks_per_multiprocessor = 0);
+
 // Ends the launch with `message` (from inside a thread); never returns.
 [[noreturn]] void fail_launch(std::string message);
 
