@@ -97,7 +97,7 @@ TEST_CASE("the PyTorch peer's training benchmark runs on the CPU and prints the 
   // tools/gpu-check.sh takes field 2 of the line naming "target tokens/s" as PyTorch's rate.
   const std::regex rate_line(R"((^|\n)agf-m\+pcmv +[0-9]+\.[0-9] target tokens/s)");
   CHECK(std::regex_search(bench.output, rate_line));
-  // Half precision and a GPU it cannot have are refused in a sentence, not a traceback.
+  // Half precision on the CPU is refused in a sentence, not a traceback.
   const CommandResult half = run_command(peer + "--device cpu --precision bf16 --steps 1" + model);
   CHECK(half.status != 0);
   CHECK_THAT(half.output, Catch::Contains("--precision bf16/fp16 needs --device cuda") &&
