@@ -18,7 +18,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/philox.h"
+#include "core/philox_stream.h"
 #include "ops/attention.h"
 #include "ops/attention_geometry.h"
 #include "ops/attention_positional.h"
@@ -292,10 +292,10 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
     const float threshold = static_cast<float>(K.options.dropout);
     const T keep_scale = static_cast<T>(1.0 / (1.0 - K.options.dropout));
     const uint64_t first = static_cast<uint64_t>(K.head_offset(b, h));
-    for (int64_t e = 0; e < M * N; ++e) {
-      const uint32_t bits = Philox4x32::bits(K.options.dropout_seed, K.options.dropout_offset, first + static_cast<uint64_t>(e));
+    PhiloxStream(K.options.dropout_seed, K.options.dropout_offset).for_each(first, M * N, [&](uint64_t element, uint32_t bits) {
+      const uint64_t e = element - first;
       dropped[e] = uniform_from_bits(bits) >= threshold ? a[e] * keep_scale : T(0);
-    }
+    });
     w = dropped;
   }
 

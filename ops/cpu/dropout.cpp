@@ -1,6 +1,8 @@
 #include "ops/dropout.h"
 
-#include "core/philox.h"
+#include <algorithm>
+
+#include "core/philox_stream.h"
 #include "core/strided_loop.h"
 #include "ops/device_route.h"
 #include "ops/dropout_mask.h"
@@ -11,6 +13,8 @@
 namespace agf::ops {
 
 namespace {
+constexpr int64_t kChunk = 64 * PhiloxStream::kWords;  // elements per parallel task
+
 Tensor apply_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offset, const char* op) {
   check_defined(x_in, op, "x");
   check_cpu(x_in, op);
@@ -22,9 +26,14 @@ Tensor apply_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offset, 
     T* result = out.data<T>();
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     const float threshold = dropout_threshold(p);
-    parallel_for(x.numel(), 16, [&](int64_t i) {
-      const bool keep = dropout_keeps(Philox4x32::bits(seed, offset, static_cast<uint64_t>(i)), threshold);
-      result[i] = keep ? in[i] * scale : T(0);
+    // Chunks of whole Philox batches, one run of the stream each.
+    const PhiloxStream stream(seed, offset);
+    const int64_t chunks = (x.numel() + kChunk - 1) / kChunk;
+    parallel_for(chunks, 16 * kChunk, [&](int64_t chunk) {
+      const int64_t first = chunk * kChunk;
+      stream.for_each(static_cast<uint64_t>(first), std::min(kChunk, x.numel() - first), [&](uint64_t i, uint32_t bits) {
+        result[i] = dropout_keeps(bits, threshold) ? in[i] * scale : T(0);
+      });
     });
   });
   return out;
