@@ -22,6 +22,7 @@
 #include "ops/attention.h"
 #include "ops/attention_geometry.h"
 #include "ops/attention_positional.h"
+#include "ops/cpu/vector_exp.h"
 #include "ops/device_route.h"
 #include "ops/rope.h"
 #ifdef AGF_WITH_CUDA
@@ -136,10 +137,7 @@ struct Kernel {
 template <class T>
 void softmax_visible(T* row, int64_t end, int64_t keys) {
   if (end > 0) {
-    T top = -std::numeric_limits<T>::infinity();
-    for (int64_t n = 0; n < end; ++n) top = std::max(top, row[n]);
-    T total = 0;
-    for (int64_t n = 0; n < end; ++n) total += (row[n] = std::exp(row[n] - top));
+    const T total = cpu::exp_shifted(row, cpu::row_max(row, end), row, end);
     const T inverse = T(1) / total;
     for (int64_t n = 0; n < end; ++n) row[n] *= inverse;
   }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/strided_loop.h"
+#include "ops/cpu/vector_exp.h"
 #include "ops/cross_entropy_row.h"
 #include "ops/device_route.h"
 #ifdef AGF_WITH_CUDA
@@ -41,14 +42,11 @@ Rows check_rows(const Tensor& logits, const Tensor& targets, const CrossEntropyO
   return rows;
 }
 
-// log Σ_v exp(z_v), stably.
+// log Σ_v exp(z_v), stably, in T (vectorized; f32 logits sum their exponentials in f32 lanes, as PyTorch does).
 template <class T>
-double log_sum_exp(const T* z, int64_t length) {
-  double top = -std::numeric_limits<double>::infinity();
-  for (int64_t v = 0; v < length; ++v) top = std::max(top, static_cast<double>(z[v]));
-  double total = 0;
-  for (int64_t v = 0; v < length; ++v) total += std::exp(z[v] - top);
-  return top + std::log(total);
+T log_sum_exp(const T* z, int64_t length) {
+  const T top = cpu::row_max(z, length);
+  return top + std::log(cpu::sum_exp_shifted(z, top, length));
 }
 }  // namespace
 
@@ -91,9 +89,11 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Te
       if (rows.targets[r] == options.ignore_index) return;
       const T* row = z + r * classes;
       T* g = out + r * classes;
-      const double lse = log_sum_exp(row, classes);
-      const double smooth = eps / static_cast<double>(classes);
-      for (int64_t v = 0; v < classes; ++v) g[v] = static_cast<T>(scale * (std::exp(row[v] - lse) - smooth));
+      const T lse = log_sum_exp(row, classes);
+      const T smooth = static_cast<T>(eps / static_cast<double>(classes));
+      cpu::exp_shifted(row, lse, g, classes);  // g = softmax(z)
+      const T row_scale = static_cast<T>(scale);
+      for (int64_t v = 0; v < classes; ++v) g[v] = row_scale * (g[v] - smooth);
       g[rows.targets[r]] -= static_cast<T>(scale * (1 - eps));
     });
   });

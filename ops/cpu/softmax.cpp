@@ -1,10 +1,9 @@
 #include "ops/softmax.h"
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/strided_loop.h"
+#include "ops/cpu/vector_exp.h"
 #include "ops/device_route.h"
 #ifdef AGF_WITH_CUDA
 #include "ops/cuda/softmax.h"
@@ -40,22 +39,13 @@ Tensor for_each_row(const char* op, const Tensor& x, const Tensor* second, Body 
   return out;
 }
 
-template <class T>
-T row_max(const T* x, int64_t length) {
-  T best = -std::numeric_limits<T>::infinity();
-  for (int64_t i = 0; i < length; ++i) best = std::max(best, x[i]);
-  return best;
-}
-
 }  // namespace
 
 Tensor softmax_forward(const Tensor& x) {
   AGF_CUDA_ROUTE(on_cuda("softmax", x), cuda::softmax_forward(x));
   return for_each_row("softmax", x, nullptr, [](const auto* in, const auto*, auto* out, int64_t length) {
     using T = std::remove_cvref_t<decltype(*in)>;
-    const T top = row_max(in, length);
-    T total = 0;
-    for (int64_t i = 0; i < length; ++i) total += (out[i] = std::exp(in[i] - top));
+    const T total = cpu::exp_shifted(in, cpu::row_max(in, length), out, length);
     const T scale = T(1) / total;
     for (int64_t i = 0; i < length; ++i) out[i] *= scale;
   });
@@ -75,10 +65,8 @@ Tensor log_softmax_forward(const Tensor& x) {
   AGF_CUDA_ROUTE(on_cuda("log_softmax", x), cuda::log_softmax_forward(x));
   return for_each_row("log_softmax", x, nullptr, [](const auto* in, const auto*, auto* out, int64_t length) {
     using T = std::remove_cvref_t<decltype(*in)>;
-    const T top = row_max(in, length);
-    T total = 0;
-    for (int64_t i = 0; i < length; ++i) total += std::exp(in[i] - top);
-    const T log_total = top + std::log(total);
+    const T top = cpu::row_max(in, length);
+    const T log_total = top + std::log(cpu::sum_exp_shifted(in, top, length));
     for (int64_t i = 0; i < length; ++i) out[i] = in[i] - log_total;
   });
 }
@@ -89,7 +77,8 @@ Tensor log_softmax_backward(const Tensor& grad, const Tensor& y) {
     using T = std::remove_cvref_t<decltype(*yv)>;
     T total = 0;
     for (int64_t i = 0; i < length; ++i) total += g[i];
-    for (int64_t i = 0; i < length; ++i) out[i] = g[i] - std::exp(yv[i]) * total;
+    cpu::exp_shifted(yv, T(0), out, length);  // out = exp(y) = softmax(x)
+    for (int64_t i = 0; i < length; ++i) out[i] = g[i] - out[i] * total;
   });
 }
 
