@@ -1,23 +1,78 @@
 #include "core/storage.h"
 
 #include <cstdlib>
+#include <mutex>
 #include <new>
 
+#include "core/block_cache.h"
 #include "core/error.h"
 
 namespace agf {
 
+namespace {
+
 constexpr std::size_t kCpuAlignment = 64;
+
+// Large blocks round up to 64 KiB, so that nearby sizes share cached blocks.
+std::size_t rounded_size(std::size_t bytes) {
+  const std::size_t granule = bytes < kCpuCachedBlock ? kCpuAlignment : (std::size_t{1} << 16);
+  return (bytes + granule - 1) / granule * granule;
+}
+
+struct CpuCache {
+  std::mutex mutex;
+  BlockCache blocks;
+};
+
+CpuCache& cpu_cache() {
+  static CpuCache* instance = new CpuCache();  // never destroyed: outlives static tensors
+  return *instance;
+}
+
+}  // namespace
 
 void* cpu_allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
-  const std::size_t rounded = (bytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+  const std::size_t rounded = rounded_size(bytes);
+  if (rounded >= kCpuCachedBlock) {
+    CpuCache& cache = cpu_cache();
+    std::lock_guard lock(cache.mutex);
+    std::size_t cached_size = 0;
+    // Only a block of exactly this size: cpu_free, told `bytes`, caches it again under the same size.
+    if (void* pointer = cache.blocks.take(rounded, rounded, &cached_size)) return pointer;
+  }
   void* pointer = std::aligned_alloc(kCpuAlignment, rounded);
   AGF_CHECK(pointer != nullptr, "out of CPU memory allocating {} bytes", bytes);
   return pointer;
 }
 
-void cpu_free(void* pointer) { std::free(pointer); }
+void cpu_free(void* pointer, std::size_t bytes) {
+  if (pointer == nullptr) return;
+  const std::size_t rounded = rounded_size(bytes);
+  if (rounded >= kCpuCachedBlock) {
+    CpuCache& cache = cpu_cache();
+    std::lock_guard lock(cache.mutex);
+    if (cache.blocks.bytes() + rounded <= kCpuCacheLimit) {
+      cache.blocks.put(pointer, rounded);
+      return;
+    }
+  }
+  std::free(pointer);
+}
+
+std::size_t cpu_release_cached() {
+  CpuCache& cache = cpu_cache();
+  std::lock_guard lock(cache.mutex);
+  const std::size_t bytes = cache.blocks.bytes();
+  cache.blocks.release_all([](void* pointer, std::size_t) { std::free(pointer); });
+  return bytes;
+}
+
+std::size_t cpu_cached_bytes() {
+  CpuCache& cache = cpu_cache();
+  std::lock_guard lock(cache.mutex);
+  return cache.blocks.bytes();
+}
 
 Storage::Storage(std::size_t bytes, Device device) : bytes_(bytes), device_(device) {
   data_ = device.is_cpu() ? cpu_allocate(bytes) : cuda_allocate(bytes, device.index);
@@ -26,7 +81,7 @@ Storage::Storage(std::size_t bytes, Device device) : bytes_(bytes), device_(devi
 Storage::~Storage() {
   if (data_ == nullptr) return;
   if (device_.is_cpu()) {
-    cpu_free(data_);
+    cpu_free(data_, bytes_);
   } else {
     cuda_free(data_, device_.index);
   }

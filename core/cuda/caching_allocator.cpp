@@ -4,10 +4,10 @@
 #ifdef AGF_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include <map>
 #include <mutex>
 #include <unordered_map>
 
+#include "core/block_cache.h"
 #include "core/error.h"
 #include "core/storage.h"
 
@@ -26,11 +26,9 @@ class CachingAllocator {
   void* allocate(std::size_t bytes, int device) {
     const std::size_t size = rounded_size(bytes);
     std::lock_guard lock(mutex_);
-    auto& free_list = free_[device];
-    if (auto it = free_list.lower_bound(size); it != free_list.end() && it->first <= size * 2) {
-      void* pointer = it->second;
-      sizes_[pointer] = it->first;
-      free_list.erase(it);
+    std::size_t cached_size = 0;
+    if (void* pointer = free_[device].take(size, size * 2, &cached_size)) {
+      sizes_[pointer] = cached_size;
       return pointer;
     }
     int previous = 0;
@@ -54,7 +52,7 @@ class CachingAllocator {
     std::lock_guard lock(mutex_);
     auto it = sizes_.find(pointer);
     if (it == sizes_.end()) return;
-    free_[device].emplace(it->second, pointer);
+    free_[device].put(pointer, it->second);
     sizes_.erase(it);
   }
 
@@ -65,12 +63,11 @@ class CachingAllocator {
   void release_cached(int device) {
     if (free_[device].empty()) return;
     cudaDeviceSynchronize();
-    for (auto& [size, pointer] : free_[device]) cudaFree(pointer);
-    free_[device].clear();
+    free_[device].release_all([](void* pointer, std::size_t) { cudaFree(pointer); });
   }
 
   std::mutex mutex_;
-  std::unordered_map<int, std::multimap<std::size_t, void*>> free_;
+  std::unordered_map<int, BlockCache> free_;
   std::unordered_map<void*, std::size_t> sizes_;
 };
 
