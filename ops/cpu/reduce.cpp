@@ -1,5 +1,6 @@
 // Reductions. The reduced axes are moved last (a view), made contiguous (a copy only when needed), and
-// each output element reduces one contiguous row — one loop for sum, mean and max. Tensors on a GPU take
+// each output element reduces one contiguous row — one loop for sum, mean and max. On the CPU, a contiguous
+// tensor reduced over its leading axes (a bias gradient) is summed down its columns instead, with no copy. Tensors on a GPU take
 // the same plan and hand the rows to the CUDA row reduction (ops/cuda/reduce.h).
 #include "ops/reduce.h"
 
@@ -49,6 +50,41 @@ ReductionPlan plan_reduction(const Shape& shape, const Axes& axes, bool keepdim,
   return plan;
 }
 
+// Whether `x` is contiguous and its reduced axes are exactly its leading ones (at least one kept): the
+// gradient of a broadcast bias, [rows, columns] summed to [columns]. Then each output is a column.
+bool reduces_leading_axes(const ReductionPlan& plan, const Tensor& x) {
+  if (!x.is_contiguous() || x.numel() == 0) return false;
+  const auto first_kept = std::find(plan.reduced.begin(), plan.reduced.end(), false);
+  return first_kept != plan.reduced.begin() && first_kept != plan.reduced.end() &&
+         std::find(first_kept, plan.reduced.end(), true) == plan.reduced.end();
+}
+
+// The reduction of reduces_leading_axes in place, without moving the reduced axes last (a transposing copy):
+// accumulators for a block of columns walk down the rows, in the same order (row 0, 1, ...) as the row loop,
+// so the results are the same bit for bit; the loop over a block of columns vectorizes.
+template <class Combine, class Finish>
+Tensor reduce_columns(const Tensor& x, const ReductionPlan& plan, const char* op, double initial, Combine combine,
+                      Finish finish) {
+  const int64_t rows = plan.reduced_count, columns = x.numel() / rows;
+  constexpr int64_t kBlock = 256;  // columns per task: accumulators that stay in L1
+  Tensor out = Tensor::empty(plan.output_shape, x.dtype(), x.device());
+  dispatch_floating(x.dtype(), op, [&]<class T>() {
+    const T* in = x.data<T>();
+    T* result = out.data<T>();
+    parallel_for((columns + kBlock - 1) / kBlock, rows * kBlock, [&](int64_t block) {
+      const int64_t begin = block * kBlock, width = std::min(kBlock, columns - begin);
+      double accumulator[kBlock];
+      std::fill(accumulator, accumulator + width, initial);
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* values = in + r * columns + begin;
+        for (int64_t c = 0; c < width; ++c) accumulator[c] = combine(accumulator[c], static_cast<double>(values[c]));
+      }
+      for (int64_t c = 0; c < width; ++c) result[begin + c] = static_cast<T>(finish(accumulator[c], rows));
+    });
+  });
+  return out;
+}
+
 // Reduces rows of `x` (reduced axes moved last) with `combine(accumulator, value)` from `initial`, then
 // `finish(accumulator, count)`. Accumulation is in double for both f32 and f64. On a GPU the rows go to
 // the CUDA reduction of the same `kind` instead (accumulating in f32, or f64 for f64).
@@ -62,8 +98,11 @@ Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* 
   std::vector<int64_t> order;
   for (int64_t axis = 0; axis < x.dim(); ++axis) if (!plan.reduced[axis]) order.push_back(axis);
   for (int64_t axis = 0; axis < x.dim(); ++axis) if (plan.reduced[axis]) order.push_back(axis);
-  const Tensor rows = x.permute(order).contiguous();
   const int64_t row_length = plan.reduced_count;
+  if (!gpu && reduces_leading_axes(plan, x)) {
+    return reduce_columns(x, plan, op, initial, combine, finish);
+  }
+  const Tensor rows = x.permute(order).contiguous();
   const int64_t row_count = row_length == 0 ? shape_numel(plan.output_shape) : x.numel() / row_length;
   Tensor out = Tensor::empty(plan.output_shape, x.dtype(), x.device());
 #ifdef AGF_WITH_CUDA
