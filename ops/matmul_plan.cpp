@@ -45,8 +45,22 @@ bool uniform_batch_stride(const Tensor& t, int64_t& stride) {
   return true;
 }
 
-// The last two axes of a mappable `t` [..., R, C] as a GEMM operand (batch stride left to the caller).
-GemmOperand describe(const Tensor& t) {
+// `t` as a GEMM operand whose batches are one stride apart: in place when possible, else a contiguous copy.
+GemmOperand batched_operand(const Tensor& t) {
+  int64_t stride = 0;
+  if (uniform_batch_stride(t, stride)) {
+    GemmOperand operand = gemm_operand(t);
+    operand.batch_stride = stride;
+    return operand;
+  }
+  GemmOperand operand = gemm_operand(t.contiguous());  // row-major, matrices one after another
+  operand.batch_stride = t.size(-2) * t.size(-1);
+  return operand;
+}
+
+}  // namespace
+
+GemmOperand gemm_operand(const Tensor& t) {
   const int64_t rows = t.size(-2), cols = t.size(-1);
   const int64_t row_stride = t.strides()[t.dim() - 2], col_stride = t.strides()[t.dim() - 1];
   GemmOperand operand;
@@ -60,21 +74,6 @@ GemmOperand describe(const Tensor& t) {
   }
   return operand;
 }
-
-// `t` as a GEMM operand whose batches are one stride apart: in place when possible, else a contiguous copy.
-GemmOperand batched_operand(const Tensor& t) {
-  int64_t stride = 0;
-  if (uniform_batch_stride(t, stride)) {
-    GemmOperand operand = describe(t);
-    operand.batch_stride = stride;
-    return operand;
-  }
-  GemmOperand operand = describe(t.contiguous());  // row-major, matrices one after another
-  operand.batch_stride = t.size(-2) * t.size(-1);
-  return operand;
-}
-
-}  // namespace
 
 bool mappable(const Tensor& t) {
   const int64_t rows = t.size(-2), cols = t.size(-1);

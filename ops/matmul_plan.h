@@ -39,6 +39,12 @@ struct GemmOperand {
   int64_t batch_stride = 0;  // elements from one batch's matrix to the next (0: shared by all batches)
 };
 
+// The last two axes of a mappable `t` [..., R, C] as one operand of a GEMM that reads it in place: a row-major
+// matrix (transpose = false, ld = its row stride) or a column-major one (transpose = true, ld = its column
+// stride), with a unit axis read whichever way keeps ld within BLAS's bounds. The batch stride is left 0.
+// This is the row-major BLAS operand as it stands (ops/cpu/gemm.h) and, swapped, cuBLAS's (plan_gemm).
+GemmOperand gemm_operand(const Tensor& t);
+
 // For batch p < batch_count, column-major:  C_p [m, n] = op(first_p) [m, k] · op(second_p) [k, n], with
 // C_p at out + p·c_batch_stride, leading dimension ldc. (BLAS's A, B and C, in that order.)
 struct GemmPlan {

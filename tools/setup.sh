@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what agf needs to build and test, only what is missing. Idempotent, quiet when all is present.
-#   build:  C++20 compiler, cmake, ninja, Eigen 3.4, Catch2 2.x, CLI11, nlohmann-json, fmt, liblzma, ccache
+#   build:  C++20 compiler, cmake, ninja, Eigen 3.4, OpenBLAS (OpenMP build), Catch2 2.x, CLI11, nlohmann-json, fmt, liblzma, ccache
 #   peers:  conformance oracles used by tests and benchmarks — sacreBLEU, safetensors, tokenizers (pip) and
 #           PyTorch (Debian's python3-torch, for /usr/bin/python3). They are optional: when one cannot be
 #           installed, the tests that use it skip and say why.
@@ -17,8 +17,8 @@ apt_install() {  # apt_install PACKAGE...: non-interactive, package lists refres
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-debian_packages=(g++ cmake ninja-build libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev liblzma-dev
-                 ccache pkg-config xz-utils python3 python3-numpy)
+debian_packages=(g++ cmake ninja-build libeigen3-dev libopenblas-openmp-dev catch2 libcli11-dev nlohmann-json3-dev
+                 libfmt-dev liblzma-dev ccache pkg-config xz-utils python3 python3-numpy)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,12 +1,10 @@
-// Matrix products: on the CPU with Eigen's GEMM (OpenMP-parallel inside for large single products), on a
-// GPU with cuBLAS (ops/cuda/matmul.h). Checks, 1-D promotion and batch broadcasting are shared
-// (matmul_operands, ops/matmul_plan.h).
+// Matrix products: on the CPU one GEMM per batch matrix (ops/cpu/gemm.h: OpenBLAS or Eigen; parallel inside
+// for a single product, batches spread over threads otherwise), on a GPU cuBLAS (ops/cuda/matmul.h). Checks,
+// 1-D promotion and batch broadcasting are shared (matmul_operands, ops/matmul_plan.h).
 #include "ops/matmul.h"
 
-#include <Eigen/Core>
-#include <variant>
-
 #include "core/strided_loop.h"
+#include "ops/cpu/gemm.h"
 #include "ops/device_route.h"
 #include "ops/matmul_plan.h"
 #include "ops/reduce.h"
@@ -15,27 +13,6 @@
 #endif
 
 namespace agf::ops {
-
-namespace {
-
-// A 2-D strided slice seen by Eigen without copying: row-major when the last axis is unit-stride,
-// column-major when the second-to-last is (a transposed view). One variant, so the GEMM is written once.
-template <class T>
-using RowMajorMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
-template <class T>
-using ColMajorMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>, 0, Eigen::OuterStride<>>;
-template <class T>
-using MatrixMap = std::variant<RowMajorMap<T>, ColMajorMap<T>>;
-
-template <class T>
-MatrixMap<T> map_matrix(const T* data, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
-  if (col_stride == 1 || cols == 1) {
-    return RowMajorMap<T>(data, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(row_stride, cols)));
-  }
-  return ColMajorMap<T>(data, rows, cols, Eigen::OuterStride<>(std::max<int64_t>(col_stride, rows)));
-}
-
-}  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   check_defined(a_in, "matmul", "a");
@@ -65,21 +42,17 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   for_each_strided<3>(operands.batch, {&a_strides, &b_strides, &out_strides},
                       [&](const std::array<int64_t, 3>& at) { offsets.push_back(at); });
 
+  const GemmOperand a_operand = gemm_operand(a_view), b_operand = gemm_operand(b_view);
   dispatch_floating(a_in.dtype(), "matmul", [&]<class T>() {
     const T* a_data = a_view.data<T>();
     const T* b_data = b_view.data<T>();
     T* out_data = out.data<T>();
-    const int64_t ars = a_view.strides()[a_view.dim() - 2], acs = a_view.strides()[a_view.dim() - 1];
-    const int64_t brs = b_view.strides()[b_view.dim() - 2], bcs = b_view.strides()[b_view.dim() - 1];
     auto multiply = [&](int64_t index) {
-      using Output = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-      Output c(out_data + offsets[index][2], m, n);
-      const MatrixMap<T> lhs = map_matrix(a_data + offsets[index][0], m, k, ars, acs);
-      const MatrixMap<T> rhs = map_matrix(b_data + offsets[index][1], k, n, brs, bcs);
-      std::visit([&](const auto& left, const auto& right) { c.noalias() = left * right; }, lhs, rhs);
+      cpu::gemm<T>(m, n, k, {a_data + offsets[index][0], a_operand.ld, a_operand.transpose},
+                   {b_data + offsets[index][1], b_operand.ld, b_operand.transpose}, out_data + offsets[index][2], n);
     };
     if (batch_count == 1) {
-      multiply(0);  // Eigen parallelizes one large product itself
+      multiply(0);  // the GEMM parallelizes one large product itself
     } else {
       parallel_for(batch_count, m * n * k, multiply);
     }

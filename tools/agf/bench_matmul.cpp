@@ -1,9 +1,10 @@
-// agf bench matmul: throughput of square products through ops::matmul — Eigen's GEMM on the CPU
-// (GFLOP/s), cuBLAS on a GPU (TFLOP/s; each timed product ends with a wait for the device).
+// agf bench matmul: throughput of square products through ops::matmul — ops/cpu/gemm.h on the CPU
+// (OpenBLAS or Eigen, named in the heading; GFLOP/s), cuBLAS on a GPU (TFLOP/s; each timed product ends with a wait for the device).
 #include <fmt/core.h>
 #include <omp.h>
 
 #include "core/random.h"
+#include "ops/cpu/gemm.h"
 #include "ops/matmul.h"
 #include "tools/agf/bench_timing.h"
 #include "tools/agf/command.h"
@@ -32,7 +33,8 @@ void bench_matmul(std::vector<int64_t> sizes, int repeats, const std::string& dt
   if (gpu) {
     fmt::print("matmul {} on {} (cuBLAS, best of {})\n", dtype_name, device.name(), repeats);
   } else {
-    fmt::print("matmul {} with {} threads (best of {})\n", dtype_name, omp_get_max_threads(), repeats);
+    fmt::print("matmul {} with {} threads, {} (best of {})\n", dtype_name, omp_get_max_threads(),
+               agf::ops::cpu::gemm_library(), repeats);
   }
   fmt::print("{:>6}  {:>10}  {:>10}\n", "n", "ms", gpu ? "TFLOP/s" : "GFLOP/s");
   for (int64_t n : sizes) {

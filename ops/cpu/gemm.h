@@ -1,0 +1,29 @@
+#pragma once
+// The one CPU GEMM behind every host matrix product (ops::matmul, and so Linear and the model's output
+// projection):  C [m, n] (row-major, row stride ldc) = A [m, k] · B [k, n],  each of A and B read in place
+// as a row-major or a column-major matrix (ops/matmul_plan.h, gemm_operand).
+//
+// Built with OpenBLAS (its OpenMP variant: the same thread pool as agf's own loops, single-threaded when
+// called inside one) when CMake finds it, Eigen's GEMM otherwise. OpenBLAS picks its kernels at run time
+// for the processor at hand; measured against Eigen and BLIS in docs/cpu-speed.md.
+#include <cstdint>
+#include <string>
+
+namespace agf::ops::cpu {
+
+// One operand: `data` holds element (i, j) at data[i·ld] + j when row-major, data[j·ld + i] when column-major.
+template <class T>
+struct GemmMatrix {
+  const T* data = nullptr;
+  int64_t ld = 1;
+  bool column_major = false;
+};
+
+// C = A·B for f32 and f64. m, n, k may be 0 (k = 0 gives zeros).
+template <class T>
+void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc);
+
+// Which library does the work, and for which processor: "OpenBLAS 0.3.21 (Zen)" or "Eigen 3.4.0".
+std::string gemm_library();
+
+}  // namespace agf::ops::cpu
