@@ -738,12 +738,13 @@ def bench_one(config: Config, args) -> tuple[float, float]:
     A step: forward on a fresh random batch (B sentences × T tokens each side, ids 4..V-1, no padding), the
     loss, backward, Adam (β = (0.9, 0.98), eps 1e-9, lr 1e-4), dropout as the preset's. On `--device cuda`
     with `--precision bf16|fp16` the step runs under torch.autocast (f32 weights and Adam state, half
-    compute copies, f32 softmax and loss) — the same split as agf's --precision — with a GradScaler for fp16."""
+    compute copies, f32 softmax and loss) — the same split as agf's --precision — with a GradScaler for fp16.
+    On the CPU, `--precision bf16` runs under torch.autocast('cpu', dtype=torch.bfloat16) (no scaler)."""
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise PeerError("bench: --device cuda but torch sees no CUDA device")
-    if args.precision != "fp32" and device.type != "cuda":
-        raise PeerError("bench: --precision bf16/fp16 needs --device cuda")
+    if args.precision == "fp16" and device.type != "cuda":
+        raise PeerError("bench: --precision fp16 needs --device cuda (bf16 runs on the CPU too)")
     if device.type != "cpu":
         # The model's helper tensors (positions, masks, tables) are made on the default device, so it must be
         # this one; torch.set_default_device came with PyTorch 2.0 (Debian's python3-torch is older, and on
@@ -868,7 +869,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     bench.add_argument("--seed", type=int, default=0, help="seed of parameters, batches and dropout")
     bench.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
     bench.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"],
-                       help="fp32, or autocast to bf16/fp16 on CUDA (default fp32)")
+                       help="fp32, or autocast to bf16 (CPU or CUDA) or fp16 (CUDA) (default fp32)")
 
     for sub in (grad, init, bench):
         sub.add_argument("--threads", type=int, default=2, help="torch intra-op threads (default 2)")

@@ -1,24 +1,93 @@
 #!/usr/bin/env bash
-# Training-step throughput, agf against PyTorch (Debian's python3-torch) on the identical model and batch:
-# cpu-small, 64 sentences × 24 tokens each side, vocabulary 8,000, 2 threads, in one run.
-#   tools/bench/train_vs_torch.sh [SCHEME ...]        default: sinusoidal agf-m+pcmv
+# Training-step throughput, agf against current PyTorch from PyPI (tools/bench/torch_venv.sh) on the identical
+# model and batch — cpu-small, 64 sentences × 24 tokens each side, vocabulary 8,000, 2 threads — in one run:
+# agf f32 against PyTorch f32, and agf bf16 against PyTorch's bf16 autocast. Rounds alternate agf and PyTorch
+# so that both see the same machine; each cell is the median of the rounds, with the range beside it.
+#   tools/bench/train_vs_torch.sh [SCHEME ...]      default: sinusoidal agf-m+pcmv agf-f+pcmv
+# Environment: AGF_THREADS (2), AGF_BENCH_ROUNDS (3), AGF_BENCH_STEPS (5 timed steps after a warm-up),
+# AGF_TORCH_PYTHON (an interpreter with torch, instead of the cached virtual environment).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 agf="${AGF_BUILD_DIR:-$root/build}/agf"
 schemes=("$@")
-[ ${#schemes[@]} -eq 0 ] && schemes=(sinusoidal agf-m+pcmv)
+[ ${#schemes[@]} -eq 0 ] && schemes=(sinusoidal agf-m+pcmv agf-f+pcmv)
 threads="${AGF_THREADS:-2}"
-echo "== agf (OMP_NUM_THREADS=$threads)"
-OMP_NUM_THREADS="$threads" "$agf" bench train --preset cpu-small --schemes "${schemes[@]}" --steps 5
-if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  echo "== PyTorch: skipped (/usr/bin/python3 has no torch; tools/setup.sh installs python3-torch)"
-  exit 0
+rounds="${AGF_BENCH_ROUNDS:-3}"
+steps="${AGF_BENCH_STEPS:-5}"
+[ -x "$agf" ] || { echo "train_vs_torch: $agf not built (tools/build.sh)" >&2; exit 1; }
+python="${AGF_TORCH_PYTHON:-$("$root/tools/bench/torch_venv.sh")}"
+export OMP_NUM_THREADS="$threads"
+
+results="$(mktemp)"
+trap 'rm -f "$results"' EXIT
+# One measurement per line: "ENGINE PRECISION SCHEME TOKENS_PER_SECOND" (or "... refused REASON").
+agf_run() {  # agf_run PRECISION
+  local output
+  if output="$("$agf" bench train --preset cpu-small --precision "$1" --steps "$steps" --schemes "${schemes[@]}" 2>&1)"; then
+    for label in "${schemes[@]}"; do
+      awk -v label="$label" -v precision="$1" '$1 == label { print "agf", precision, label, $2 }' <<<"$output"
+    done
+  else
+    echo "agf $1 * refused $(tail -n 1 <<<"$output")"
+  fi
+}
+torch_run() {  # torch_run PRECISION
+  for label in "${schemes[@]}"; do
+    local pos="${label%%+*}" flags=()
+    [[ "$label" == *+pcmv* ]] && flags+=(--pcmv)
+    [[ "$label" == *+abs-pe* ]] && flags+=(--abs-pe)
+    "$python" "$root/tools/bench/torch_peer.py" bench --preset cpu-small --pos "$pos" "${flags[@]}" \
+      --precision "$1" --steps "$steps" --threads "$threads" |
+      awk -v label="$label" -v precision="$1" '$1 == label { print "torch", precision, label, $2 }'
+  done
+}
+
+echo "CPU: $(grep -m 1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+echo "PyTorch: $("$python" -c 'import torch; print(torch.__version__, "(" + torch.backends.cpu.get_cpu_capability() + ")")')"
+echo "cpu-small, batch 64 × 24 tokens each side, vocabulary 8000, $threads threads, $steps steps, $rounds rounds"
+# bf16 is compared only on a processor with bf16 arithmetic: elsewhere PyTorch's autocast emulates it (on an
+# AVX2-only Zen 3: 55 target tokens/s, 27× slower than its f32) and the row would take most of the run.
+precisions=(fp32)
+if grep -qwE "avx512_bf16|amx_bf16" /proc/cpuinfo; then
+  precisions+=(bf16)
+else
+  echo "bf16: not compared, this processor has neither AVX512-BF16 nor AMX-BF16"
 fi
-echo "== PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (--threads $threads)"
-for label in "${schemes[@]}"; do
-  pos="${label%%+*}"
-  flags=()
-  [[ "$label" == *+pcmv* ]] && flags+=(--pcmv)
-  [[ "$label" == *+abs-pe* ]] && flags+=(--abs-pe)
-  /usr/bin/python3 "$root/tools/bench/torch_peer.py" bench --preset cpu-small --pos "$pos" "${flags[@]}" --steps 5 --threads "$threads"
+for round in $(seq "$rounds"); do
+  echo "round $round of $rounds" >&2
+  for precision in "${precisions[@]}"; do
+    agf_run "$precision" >>"$results"
+    torch_run "$precision" >>"$results"
+  done
 done
+
+# The table: median (min–max) target tokens/s of each engine, and agf / PyTorch of the medians.
+awk -v order="${schemes[*]}" -v measured="${precisions[*]}" '
+  function median(list,   n, v, i, j, t) {
+    n = split(list, v, " ")
+    for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  function cell(list,   n, v, i, lo, hi) {
+    if (list == "") return "-"
+    n = split(list, v, " "); lo = hi = v[1]
+    for (i = 2; i <= n; ++i) { if (v[i] + 0 < lo + 0) lo = v[i]; if (v[i] + 0 > hi + 0) hi = v[i] }
+    return sprintf("%.0f (%.0f-%.0f)", median(list), lo, hi)
+  }
+  $4 == "refused" { refused[$1 " " $2] = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ refused /, "", refused[$1 " " $2]); next }
+  { rates[$1 " " $2 " " $3] = rates[$1 " " $2 " " $3] " " $4 }
+  END {
+    n = split(order, labels, " ")
+    count = split(measured, precisions, " ")
+    for (p = 1; p <= count; ++p) {
+      precision = precisions[p]
+      printf "\n%s: target tokens/s, median (range)\n", precision
+      printf "%-18s %22s %22s %10s\n", "scheme", "agf", "PyTorch", "agf/torch"
+      for (i = 1; i <= n; ++i) {
+        a = rates["agf " precision " " labels[i]]; t = rates["torch " precision " " labels[i]]
+        ratio = (a != "" && t != "") ? sprintf("%.2f", median(a) / median(t)) : "-"
+        printf "%-18s %22s %22s %10s\n", labels[i], cell(a), cell(t), ratio
+      }
+      if (("agf " precision) in refused) printf "agf %s: %s\n", precision, refused["agf " precision]
+    }
+  }' "$results"
