@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 
 #include "core/block_cache.h"
 #include "core/error.h"
@@ -22,6 +23,7 @@ std::size_t rounded_size(std::size_t bytes) {
 struct CpuCache {
   std::mutex mutex;
   BlockCache blocks;
+  std::unordered_map<void*, std::size_t> sizes;  // every large block handed out: its size
 };
 
 CpuCache& cpu_cache() {
@@ -29,31 +31,48 @@ CpuCache& cpu_cache() {
   return *instance;
 }
 
+void* aligned_block(std::size_t size) {
+  void* pointer = std::aligned_alloc(kCpuAlignment, size);
+  if (pointer == nullptr) {  // give the cache back to the system and try once more
+    cpu_release_cached();
+    pointer = std::aligned_alloc(kCpuAlignment, size);
+  }
+  AGF_CHECK(pointer != nullptr, "out of CPU memory allocating {} bytes", size);
+  return pointer;
+}
+
 }  // namespace
 
 void* cpu_allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   const std::size_t rounded = rounded_size(bytes);
-  if (rounded >= kCpuCachedBlock) {
-    CpuCache& cache = cpu_cache();
+  if (rounded < kCpuCachedBlock) return aligned_block(rounded);
+  CpuCache& cache = cpu_cache();
+  {
     std::lock_guard lock(cache.mutex);
-    std::size_t cached_size = 0;
-    // Only a block of exactly this size: cpu_free, told `bytes`, caches it again under the same size.
-    if (void* pointer = cache.blocks.take(rounded, rounded, &cached_size)) return pointer;
+    std::size_t size = 0;
+    // Up to twice the size: token-budget batches change shape from step to step.
+    if (void* pointer = cache.blocks.take(rounded, 2 * rounded, &size)) {
+      cache.sizes[pointer] = size;
+      return pointer;
+    }
   }
-  void* pointer = std::aligned_alloc(kCpuAlignment, rounded);
-  AGF_CHECK(pointer != nullptr, "out of CPU memory allocating {} bytes", bytes);
+  void* pointer = aligned_block(rounded);
+  std::lock_guard lock(cache.mutex);
+  cache.sizes[pointer] = rounded;
   return pointer;
 }
 
 void cpu_free(void* pointer, std::size_t bytes) {
   if (pointer == nullptr) return;
-  const std::size_t rounded = rounded_size(bytes);
-  if (rounded >= kCpuCachedBlock) {
+  if (rounded_size(bytes) >= kCpuCachedBlock) {
     CpuCache& cache = cpu_cache();
     std::lock_guard lock(cache.mutex);
-    if (cache.blocks.bytes() + rounded <= kCpuCacheLimit) {
-      cache.blocks.put(pointer, rounded);
+    const auto it = cache.sizes.find(pointer);
+    const std::size_t size = it->second;
+    cache.sizes.erase(it);
+    if (cache.blocks.bytes() + size <= kCpuCacheLimit) {
+      cache.blocks.put(pointer, size);
       return;
     }
   }

@@ -26,8 +26,9 @@ class Storage {
 };
 
 // CPU memory aligned for the widest vector unit (AVX-512: 64 bytes). Blocks of kCpuCachedBlock bytes and
-// more are cached when freed (core/block_cache.h), up to kCpuCacheLimit bytes in all: a fresh large block
-// costs the kernel a page fault and a zeroed page per 4 KiB on first touch, a tenth of a training step.
+// more are cached when freed (core/block_cache.h), up to kCpuCacheLimit bytes in all, and a request takes a
+// cached block of up to twice its size: a fresh large block costs the kernel a page fault and a zeroed page
+// per 4 KiB on first touch, a tenth of a training step. When memory runs out the cache is released first.
 inline constexpr std::size_t kCpuCachedBlock = std::size_t{1} << 18;  // 256 KiB
 inline constexpr std::size_t kCpuCacheLimit = std::size_t{4} << 30;   // 4 GiB
 void* cpu_allocate(std::size_t bytes);

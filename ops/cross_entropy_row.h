@@ -1,6 +1,6 @@
 #pragma once
 // The label-smoothed cross-entropy of one row from its log-sum-exp, written once for the CPU and the
-// CUDA kernels (A = double on the CPU; acc_t on a GPU):
+// CUDA kernels (A = double on the CPU, with lse computed in the logits' type; acc_t on a GPU):
 //
 //   -log p[y]        = lse - z_y
 //   mean_v(-log p[v]) = lse - mean_v z_v

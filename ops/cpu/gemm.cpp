@@ -5,6 +5,9 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <limits>
+
+#include "core/error.h"
 
 #ifdef AGF_WITH_OPENBLAS
 #include <cblas.h>
@@ -60,6 +63,10 @@ void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* 
     return;
   }
 #ifdef AGF_WITH_OPENBLAS
+  constexpr int64_t kBlasMax = std::numeric_limits<blasint>::max();
+  AGF_CHECK(std::max({m, n, k, a.ld, b.ld, ldc}) <= kBlasMax,
+            "matmul: [{}, {}] @ [{}, {}] (leading dimensions {}, {}, {}) exceeds OpenBLAS's 32-bit sizes", m, k, k, n,
+            a.ld, b.ld, ldc);
   blas_gemm(m, n, k, a, b, c, ldc);
 #else
   eigen_gemm(m, n, k, a, b, c, ldc);

@@ -11,7 +11,7 @@
 
 namespace agf::ops::cpu {
 
-// One operand: `data` holds element (i, j) at data[i·ld] + j when row-major, data[j·ld + i] when column-major.
+// One operand: `data` holds element (i, j) at data[i·ld + j] when row-major, data[j·ld + i] when column-major.
 template <class T>
 struct GemmMatrix {
   const T* data = nullptr;
@@ -19,11 +19,13 @@ struct GemmMatrix {
   bool column_major = false;
 };
 
-// C = A·B for f32 and f64. m, n, k may be 0 (k = 0 gives zeros).
+// C = A·B for f32 and f64. m, n, k may be 0 (k = 0 gives zeros). With OpenBLAS, every extent and leading
+// dimension must fit its 32-bit blasint (checked: an error names the product, never a silent wrap).
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc);
 
-// Which library does the work, and for which processor: "OpenBLAS 0.3.21 (Zen)" or "Eigen 3.4.0".
+// Which library does the work, and for which processor: "OpenBLAS (Zen; OpenBLAS 0.3.21 DYNAMIC_ARCH ...)"
+// (its kernel, then its build configuration) or "Eigen 3.4.0".
 std::string gemm_library();
 
 }  // namespace agf::ops::cpu

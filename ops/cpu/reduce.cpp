@@ -4,6 +4,8 @@
 // the same plan and hand the rows to the CUDA row reduction (ops/cuda/reduce.h).
 #include "ops/reduce.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -66,13 +68,16 @@ template <class Combine, class Finish>
 Tensor reduce_columns(const Tensor& x, const ReductionPlan& plan, const char* op, double initial, Combine combine,
                       Finish finish) {
   const int64_t rows = plan.reduced_count, columns = x.numel() / rows;
-  constexpr int64_t kBlock = 256;  // columns per task: accumulators that stay in L1
+  constexpr int64_t kBlock = 256;  // at most this many columns per task: accumulators that stay in L1
+  // at least one task per thread when there are enough columns, in whole vectors of 16
+  const int64_t threads = omp_get_max_threads();
+  const int64_t block = std::clamp<int64_t>(((columns + threads - 1) / threads + 15) & ~int64_t{15}, 16, kBlock);
   Tensor out = Tensor::empty(plan.output_shape, x.dtype(), x.device());
   dispatch_floating(x.dtype(), op, [&]<class T>() {
     const T* in = x.data<T>();
     T* result = out.data<T>();
-    parallel_for((columns + kBlock - 1) / kBlock, rows * kBlock, [&](int64_t block) {
-      const int64_t begin = block * kBlock, width = std::min(kBlock, columns - begin);
+    parallel_for((columns + block - 1) / block, rows * block, [&](int64_t task) {
+      const int64_t begin = task * block, width = std::min(block, columns - begin);
       double accumulator[kBlock];
       std::fill(accumulator, accumulator + width, initial);
       for (int64_t r = 0; r < rows; ++r) {

@@ -19,12 +19,20 @@ T row_max(const T* x, int64_t length) {
   return length > 0 ? ConstRow<T>(x, length).maxCoeff() : -std::numeric_limits<T>::infinity();
 }
 
+// exp(x - shift), elementwise, with exp(-inf) = 0 exactly: Eigen's packet exp clamps its argument and
+// returns a denormal (≈ 3e-39 in f32) for -inf, so a masked score would get a little probability.
+template <class T>
+auto exp_of_shifted(const T* x, T shift, int64_t length) {
+  const auto shifted = ConstRow<T>(x, length) - shift;
+  return (shifted == -std::numeric_limits<T>::infinity()).select(T(0), shifted.exp());
+}
+
 // out[i] = exp(x[i] - shift) for i < length, and Σ_i out[i]. `out` may be `x`.
 template <class T>
 T exp_shifted(const T* x, T shift, T* out, int64_t length) {
   if (length == 0) return T(0);
   Row<T> y(out, length);
-  y = (ConstRow<T>(x, length) - shift).exp();
+  y = exp_of_shifted(x, shift, length);
   return y.sum();
 }
 
@@ -32,7 +40,7 @@ T exp_shifted(const T* x, T shift, T* out, int64_t length) {
 template <class T>
 T sum_exp_shifted(const T* x, T shift, int64_t length) {
   if (length == 0) return T(0);
-  return (ConstRow<T>(x, length) - shift).exp().sum();
+  return exp_of_shifted(x, shift, length).sum();
 }
 
 }  // namespace agf::ops::cpu

@@ -24,6 +24,15 @@ void check_exp(double max_ulps) {
   for (int i = 0; i <= 20001; ++i) x.push_back(static_cast<T>(-100.0 + 100.0 * i / 20001.0 + 3.0));
   x.push_back(-std::numeric_limits<T>::infinity());  // a masked score: exp gives 0
   std::vector<T> out(x.size());
+  // A masked score at every position of a SIMD packet, not only in the scalar tail: exactly 0 everywhere.
+  std::vector<T> masked(19, T(0.5)), masked_out(19);
+  for (int64_t at = 0; at < 17; ++at) {
+    masked[at] = -std::numeric_limits<T>::infinity();
+    agf::ops::cpu::exp_shifted(masked.data(), T(0), masked_out.data(), 19);
+    INFO("-inf at " << at);
+    CHECK(masked_out[at] == T(0));
+    masked[at] = T(0.5);
+  }
   const T total = agf::ops::cpu::exp_shifted(x.data(), T(3), out.data(), static_cast<int64_t>(x.size()));
   double worst = 0, expected_total = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {

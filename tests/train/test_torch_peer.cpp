@@ -97,7 +97,7 @@ TEST_CASE("the PyTorch peer's training benchmark runs on the CPU and prints the 
   // tools/gpu-check.sh takes field 2 of the line naming "target tokens/s" as PyTorch's rate.
   const std::regex rate_line(R"((^|\n)agf-m\+pcmv +[0-9]+\.[0-9] target tokens/s)");
   CHECK(std::regex_search(bench.output, rate_line));
-  // bf16 autocast runs on the CPU (the peer of agf's CPU bf16); fp16 there is refused in a sentence, not a traceback.
+  // bf16 autocast runs on the CPU (train_vs_torch.sh times it); fp16 there is refused in a sentence, not a traceback.
   const CommandResult bf16 = run_command(peer + "--device cpu --precision bf16 --steps 1 --warmup 0" + model);
   INFO(bf16.output);
   CHECK(bf16.status == 0);

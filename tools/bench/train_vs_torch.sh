@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Training-step throughput, agf against current PyTorch from PyPI (tools/bench/torch_venv.sh) on the identical
 # model and batch — cpu-small, 64 sentences × 24 tokens each side, vocabulary 8,000, 2 threads — in one run:
-# agf f32 against PyTorch f32, and agf bf16 against PyTorch's bf16 autocast. Rounds alternate agf and PyTorch
+# agf f32 against PyTorch f32, and agf bf16 against PyTorch's bf16 autocast (agf has no CPU bf16 yet: its cells
+# say "refused", and the row is run only on a processor with bf16 arithmetic). Rounds alternate agf and PyTorch
 # so that both see the same machine; each cell is the median of the rounds, with the range beside it.
 #   tools/bench/train_vs_torch.sh [SCHEME ...]      default: sinusoidal agf-m+pcmv agf-f+pcmv
 # Environment: AGF_THREADS (2), AGF_BENCH_ROUNDS (3), AGF_BENCH_STEPS (5 timed steps after a warm-up),
