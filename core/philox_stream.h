@@ -3,7 +3,7 @@
 // Philox4x32::bits(seed, offset, e) for e = first, first + 1, ..., but each 10-round block computed once
 // for its four words (not once per word), and kLanes blocks side by side: 8 at a time in AVX2 registers
 // where the build targets AVX2 (32×32→64-bit multiplies: vpmuludq), lane by lane in plain C++ otherwise.
-// tests/core/test_philox_stream.cpp checks both against Philox4x32::bits.
+// tests/core/test_philox_stream.cpp checks both paths the build has against Philox4x32::bits.
 #include <algorithm>
 #include <cstdint>
 #ifdef __AVX2__
@@ -19,17 +19,25 @@ class PhiloxStream {
   static constexpr int64_t kLanes = 16;               // blocks per batch
   static constexpr int64_t kWords = 4 * kLanes;       // words per batch
 
+#ifdef __AVX2__
+  static constexpr bool kHasSimd = true;
+#else
+  static constexpr bool kHasSimd = false;
+#endif
+
   PhiloxStream(uint64_t seed, uint64_t offset) : seed_(seed), offset_(offset) {}
 
   // Calls visit(e, bits) for e in [first, first + count), in order, with bits = Philox4x32::bits(seed, offset, e).
-  template <class Visit>
+  // Simd = false takes the plain C++ rounds even where AVX2 is there (for the tests).
+  template <bool Simd = kHasSimd, class Visit>
   void for_each(uint64_t first, int64_t count, Visit&& visit) const {
+    static_assert(kHasSimd || !Simd, "PhiloxStream: this build has no AVX2 rounds");
     uint32_t words[kWords];
     uint64_t element = first;
     const uint64_t end = first + static_cast<uint64_t>(count);
     while (element < end) {
       const uint64_t block = element / 4;  // the batch starts at the block holding `element`
-      fill_batch(block, words);
+      fill_batch<Simd>(block, words);
       const uint64_t batch_first = block * 4;
       const uint64_t batch_end = std::min(end, batch_first + kWords);
       for (; element < batch_end; ++element) visit(element, words[element - batch_first]);
@@ -38,6 +46,7 @@ class PhiloxStream {
 
  private:
   // words[4·i + lane] = lane `lane` of block offset + block + i, for i < kLanes.
+  template <bool Simd>
   void fill_batch(uint64_t block, uint32_t* words) const {
     uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
     for (int64_t i = 0; i < kLanes; ++i) {
@@ -47,11 +56,13 @@ class PhiloxStream {
       c2[i] = 0;
       c3[i] = 0;
     }
+    if constexpr (Simd) {
 #ifdef __AVX2__
-    for (int64_t i = 0; i < kLanes; i += 8) rounds_avx2(c0 + i, c1 + i, c2 + i, c3 + i);
-#else
-    rounds_scalar(c0, c1, c2, c3);
+      for (int64_t i = 0; i < kLanes; i += 8) rounds_avx2(c0 + i, c1 + i, c2 + i, c3 + i);
 #endif
+    } else {
+      rounds_scalar(c0, c1, c2, c3);
+    }
     for (int64_t i = 0; i < kLanes; ++i) {
       words[4 * i + 0] = c0[i];
       words[4 * i + 1] = c1[i];

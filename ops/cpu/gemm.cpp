@@ -1,4 +1,4 @@
-// ops/cpu/gemm.h: OpenBLAS's cblas_?gemm when the build has it (AGF_WITH_OPENBLAS), else Eigen.
+// ops/cpu/gemm.h: OpenBLAS's cblas_?gemm when the build has it (AGF_WITH_OPENBLAS), else Eigen (always built).
 #include "ops/cpu/gemm.h"
 
 #include <fmt/core.h>
@@ -32,7 +32,8 @@ void blas_gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<double> a, GemmMatrix
               static_cast<blasint>(n), static_cast<blasint>(k), 1.0, a.data, static_cast<blasint>(a.ld), b.data,
               static_cast<blasint>(b.ld), 0.0, c, static_cast<blasint>(ldc));
 }
-#else
+#endif
+
 template <class T, int Order>
 using ConstMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, 0, Eigen::OuterStride<>>;
 
@@ -40,6 +41,8 @@ template <class T, int Order>
 ConstMap<T, Order> map(GemmMatrix<T> x, int64_t rows, int64_t cols) {
   return ConstMap<T, Order>(x.data, rows, cols, Eigen::OuterStride<>(x.ld));
 }
+
+}  // namespace
 
 template <class T>
 void eigen_gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc) {
@@ -51,9 +54,6 @@ void eigen_gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> 
   if (a.column_major && !b.column_major) out.noalias() = map<T, C>(a, m, k) * map<T, R>(b, k, n);
   if (a.column_major && b.column_major) out.noalias() = map<T, C>(a, m, k) * map<T, C>(b, k, n);
 }
-#endif
-
-}  // namespace
 
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc) {
@@ -75,6 +75,8 @@ void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* 
 
 template void gemm<float>(int64_t, int64_t, int64_t, GemmMatrix<float>, GemmMatrix<float>, float*, int64_t);
 template void gemm<double>(int64_t, int64_t, int64_t, GemmMatrix<double>, GemmMatrix<double>, double*, int64_t);
+template void eigen_gemm<float>(int64_t, int64_t, int64_t, GemmMatrix<float>, GemmMatrix<float>, float*, int64_t);
+template void eigen_gemm<double>(int64_t, int64_t, int64_t, GemmMatrix<double>, GemmMatrix<double>, double*, int64_t);
 
 std::string gemm_library() {
 #ifdef AGF_WITH_OPENBLAS

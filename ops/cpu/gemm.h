@@ -24,6 +24,11 @@ struct GemmMatrix {
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc);
 
+// The same product with Eigen's GEMM: what gemm runs in a build without OpenBLAS, and in every build, so that
+// the tests check it against the triple loop even where OpenBLAS does the work. Same preconditions.
+template <class T>
+void eigen_gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc);
+
 // Which library does the work, and for which processor: "OpenBLAS (Zen; OpenBLAS 0.3.21 DYNAMIC_ARCH ...)"
 // (its kernel, then its build configuration) or "Eigen 3.4.0".
 std::string gemm_library();

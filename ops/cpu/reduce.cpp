@@ -1,7 +1,7 @@
 // Reductions. The reduced axes are moved last (a view), made contiguous (a copy only when needed), and
 // each output element reduces one contiguous row — one loop for sum, mean and max. On the CPU, a contiguous
-// tensor reduced over its leading axes (a bias gradient) is summed down its columns instead, with no copy. Tensors on a GPU take
-// the same plan and hand the rows to the CUDA row reduction (ops/cuda/reduce.h).
+// tensor reduced over its leading axes (a bias gradient) is summed down its columns instead, with no copy.
+// Tensors on a GPU take the same plan and hand the rows to the CUDA row reduction (ops/cuda/reduce.h).
 #include "ops/reduce.h"
 
 #include <omp.h>

@@ -33,11 +33,16 @@ TEST_CASE("freed large CPU blocks are reused, small ones are not cached", "[core
   CHECK(agf::cpu_cached_bytes() == 0);
 }
 
-TEST_CASE("tensors on reused CPU blocks start from whatever they are written with", "[core][storage]") {
+TEST_CASE("a tensor on a reused CPU block holds what it is written with, not the last tensor's values", "[core][storage]") {
   agf::cpu_release_cached();
   const int64_t n = static_cast<int64_t>(agf::kCpuCachedBlock / sizeof(float)) * 2;
-  { agf::Tensor scratch = agf::Tensor::full({n}, 3.0, agf::DType::f32); }
-  const agf::Tensor zeros = agf::Tensor::zeros({n}, agf::DType::f32);  // reuses the block of `scratch`
+  const void* scratch_block = nullptr;
+  {
+    const agf::Tensor scratch = agf::Tensor::full({n}, 3.0, agf::DType::f32);
+    scratch_block = scratch.data<float>();
+  }
+  const agf::Tensor zeros = agf::Tensor::zeros({n}, agf::DType::f32);
+  REQUIRE(zeros.data<float>() == scratch_block);  // the cache handed the same block back
   const std::vector<double> values = zeros.to_double_vector();
   CHECK(std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0; }));
 }

@@ -5,7 +5,11 @@
 
 #include "core/philox_stream.h"
 
-TEST_CASE("PhiloxStream yields Philox4x32::bits for any start and length", "[core][random]") {
+namespace {
+
+// Every word of every range, through the plain C++ rounds (Simd = false) or the AVX2 ones.
+template <bool Simd>
+void check_stream() {
   // Seeds with high bits set; offsets whose blocks carry into the counter's high word; starts not on a block
   // or batch boundary; lengths shorter than one block and longer than several batches.
   const std::vector<uint64_t> seeds = {0, 7, 0xDEADBEEFCAFEF00Dull};
@@ -17,17 +21,28 @@ TEST_CASE("PhiloxStream yields Philox4x32::bits for any start and length", "[cor
       for (const auto& [first, count] : ranges) {
         std::vector<uint64_t> elements;
         std::vector<uint32_t> words;
-        stream.for_each(first, count, [&](uint64_t element, uint32_t bits) {
+        stream.for_each<Simd>(first, count, [&](uint64_t element, uint32_t bits) {
           elements.push_back(element);
           words.push_back(bits);
         });
         REQUIRE(static_cast<int64_t>(words.size()) == count);
         for (int64_t i = 0; i < count; ++i) {
-          INFO("seed " << seed << " offset " << offset << " element " << first + i);
+          INFO("seed " << seed << " offset " << offset << " element " << first + i << " simd " << Simd);
           REQUIRE(elements[i] == first + static_cast<uint64_t>(i));
           REQUIRE(words[i] == agf::Philox4x32::bits(seed, offset, first + static_cast<uint64_t>(i)));
         }
       }
     }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("PhiloxStream yields Philox4x32::bits for any start and length, in plain C++ and in AVX2", "[core][random]") {
+  check_stream<false>();
+  if constexpr (agf::PhiloxStream::kHasSimd) {
+    check_stream<agf::PhiloxStream::kHasSimd>();
+  } else {
+    WARN("this build has no AVX2 rounds (AGF_NATIVE=OFF or a processor without AVX2): the plain C++ rounds only");
   }
 }

@@ -1,4 +1,4 @@
-// ops/cpu/gemm.h (OpenBLAS or Eigen) against the triple loop in f64, for every operand layout, padded
+// ops/cpu/gemm.h (OpenBLAS or Eigen, and the Eigen fallback on its own) against the triple loop in f64, for every operand layout, padded
 // leading dimensions, shapes large enough for the library's blocking and packing, and the empty cases.
 #include <catch2/catch.hpp>
 
@@ -31,12 +31,12 @@ struct Stored {
   GemmMatrix<T> view() const { return {memory.data(), ld, column_major}; }
 };
 
-template <class T>
-void check_gemm(int64_t m, int64_t n, int64_t k, bool a_column, bool b_column, double tolerance) {
+template <class T, class Gemm>
+void check_gemm(Gemm gemm, int64_t m, int64_t n, int64_t k, bool a_column, bool b_column, double tolerance) {
   Stored<T> a(m, k, a_column, 3, 1), b(k, n, b_column, 5, 2);
   const int64_t ldc = n + 2;
   std::vector<T> c(static_cast<std::size_t>(m * ldc), T(7));  // the padding must survive
-  agf::ops::cpu::gemm<T>(m, n, k, a.view(), b.view(), c.data(), ldc);
+  gemm(m, n, k, a.view(), b.view(), c.data(), ldc);
   double worst = 0;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
@@ -53,14 +53,17 @@ void check_gemm(int64_t m, int64_t n, int64_t k, bool a_column, bool b_column, d
 
 }  // namespace
 
-TEST_CASE("the CPU GEMM equals the triple loop for every layout, in f32 and f64", "[ops][matmul][gemm]") {
+TEST_CASE("the CPU GEMM and its Eigen fallback equal the triple loop for every layout, in f32 and f64",
+          "[ops][matmul][gemm]") {
   INFO(agf::ops::cpu::gemm_library());
   const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1}, {1, 37, 19}, {29, 1, 64}, {67, 300, 129}, {300, 67, 257}};
   for (const auto& [m, n, k] : shapes) {
     for (bool a_column : {false, true}) {
       for (bool b_column : {false, true}) {
-        check_gemm<double>(m, n, k, a_column, b_column, 1e-15);
-        check_gemm<float>(m, n, k, a_column, b_column, 2e-7);
+        check_gemm<double>(agf::ops::cpu::gemm<double>, m, n, k, a_column, b_column, 1e-15);
+        check_gemm<float>(agf::ops::cpu::gemm<float>, m, n, k, a_column, b_column, 2e-7);
+        check_gemm<double>(agf::ops::cpu::eigen_gemm<double>, m, n, k, a_column, b_column, 1e-15);
+        check_gemm<float>(agf::ops::cpu::eigen_gemm<float>, m, n, k, a_column, b_column, 2e-7);
       }
     }
   }
