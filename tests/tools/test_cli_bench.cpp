@@ -1,5 +1,8 @@
-// `agf bench train`: the flags that gpu-check.sh relies on, and their errors without a GPU.
+// `agf bench train`: the flags that gpu-check.sh relies on, and their errors without a GPU; `agf bench matmul`:
+// the table tools/bench/matmul_vs_torch.sh reads (product m k n layout ms rate).
 #include <catch2/catch.hpp>
+
+#include <regex>
 
 #include "core/device.h"
 #include "tests/skip.h"
@@ -21,4 +24,17 @@ TEST_CASE("agf bench train refuses half precision on the CPU and a missing GPU",
   const CommandResult gpu = run_agf("bench train --preset tiny --device cuda --steps 1");
   CHECK(gpu.status == 1);
   CHECK_THAT(gpu.output, Catch::Contains("--device cuda") && Catch::Contains(agf::cuda_unavailable_reason()));
+}
+
+TEST_CASE("agf bench matmul --model-shapes prints one row per product, transposed layouts included", "[cli][bench]") {
+  const CommandResult run = run_agf("bench matmul --sizes 32 --model-shapes --repeats 1");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK_THAT(run.output, Catch::Contains("matmul f32 with") && Catch::Contains("layout"));
+  // name m k n layout ms GFLOP/s: the square size, a forward x·Wᵀ (NT), an input gradient (NN), a weight gradient (TN)
+  for (const char* row : {R"(n=32 +32 +32 +32 +NN +[0-9.]+ +[0-9.]+)", R"(xWt-logits +1536 +256 +8000 +NT )",
+                          R"(gW-logits +1536 +8000 +256 +NN )", R"(xtG-logits +256 +1536 +8000 +TN )"}) {
+    INFO(row);
+    CHECK(std::regex_search(run.output, std::regex(row)));
+  }
 }

@@ -1,7 +1,10 @@
-// agf bench matmul: throughput of square products through ops::matmul — ops/cpu/gemm.h on the CPU
-// (OpenBLAS or Eigen, named in the heading; GFLOP/s), cuBLAS on a GPU (TFLOP/s; each timed product ends with a wait for the device).
+// agf bench matmul: throughput of square products, and with --model-shapes of a training step's products,
+// through ops::matmul — ops/cpu/gemm.h on the CPU (OpenBLAS or Eigen, named in the heading; GFLOP/s), cuBLAS
+// on a GPU (TFLOP/s; each timed product ends with a wait for the device).
 #include <fmt/core.h>
 #include <omp.h>
+
+#include <tuple>
 
 #include "core/random.h"
 #include "ops/cpu/gemm.h"
@@ -25,46 +28,88 @@ agf::Device parse_bench_device(const std::string& name) {
   agf::fail("bench matmul: --device {} is not cpu, cuda or cuda:N", name);
 }
 
-void bench_matmul(std::vector<int64_t> sizes, int repeats, const std::string& dtype_name, const std::string& device_name) {
+// One timed product: a [m, k] @ b [k, n], either operand possibly a transposed view (layout "NT": b is the
+// transpose of a stored [n, k]; "TN": a is the transpose of a stored [k, m]), as the model makes them.
+struct Product {
+  std::string name;
+  int64_t m = 0, k = 0, n = 0;
+  bool a_transposed = false, b_transposed = false;
+};
+
+// The products of a cpu-small training step on 64 × 24 tokens (rows = 1536, d = 256, FFN 1024, vocabulary
+// 8000), as Linear and matmul_backward make them for y = x·Wᵀ (W [out, in]): the forward x·Wᵀ (NT), the input
+// gradient G·W (NN), the weight gradient xᵀ·G (TN). Names carry no spaces (matmul_vs_torch.sh splits rows).
+std::vector<Product> model_products() {
+  const int64_t rows = 64 * 24, d = 256, ff = 1024, vocabulary = 8000;
+  std::vector<Product> products;
+  for (const auto& [layer, in, out] : {std::tuple{"d", d, d}, std::tuple{"ffn-in", d, ff}, std::tuple{"ffn-out", ff, d},
+                                       std::tuple{"logits", d, vocabulary}}) {
+    products.push_back({fmt::format("xWt-{}", layer), rows, in, out, false, true});
+    products.push_back({fmt::format("gW-{}", layer), rows, out, in, false, false});
+    products.push_back({fmt::format("xtG-{}", layer), in, rows, out, true, false});
+  }
+  return products;
+}
+
+void bench_matmul(std::vector<int64_t> sizes, bool model_shapes, int repeats, const std::string& dtype_name,
+                  const std::string& device_name) {
   const agf::DType dtype = agf::parse_dtype(dtype_name);
   const agf::Device device = parse_bench_device(device_name);
   const bool gpu = device.is_cuda();
-  if (sizes.empty()) sizes = gpu ? std::vector<int64_t>{1024, 2048, 4096, 8192} : std::vector<int64_t>{256, 512, 1024, 2048};
+  if (sizes.empty() && !model_shapes) {
+    sizes = gpu ? std::vector<int64_t>{1024, 2048, 4096, 8192} : std::vector<int64_t>{256, 512, 1024, 2048};
+  }
+  std::vector<Product> products;
+  for (int64_t n : sizes) products.push_back({fmt::format("n={}", n), n, n, n});
+  if (model_shapes) {
+    const std::vector<Product> model = model_products();
+    products.insert(products.end(), model.begin(), model.end());
+  }
   if (gpu) {
     fmt::print("matmul {} on {} (cuBLAS, best of {})\n", dtype_name, device.name(), repeats);
   } else {
     fmt::print("matmul {} with {} threads, {} (best of {})\n", dtype_name, omp_get_max_threads(),
                agf::ops::cpu::gemm_library(), repeats);
   }
-  fmt::print("{:>6}  {:>10}  {:>10}\n", "n", "ms", gpu ? "TFLOP/s" : "GFLOP/s");
-  for (int64_t n : sizes) {
-    agf::Generator generator(static_cast<uint64_t>(n));
+  fmt::print("{:<12} {:>5} {:>5} {:>5} {:>6}  {:>10}  {:>10}\n", "product", "m", "k", "n", "layout", "ms",
+             gpu ? "TFLOP/s" : "GFLOP/s");
+  for (const Product& p : products) {
+    agf::Generator generator(static_cast<uint64_t>(p.m * 7 + p.k * 3 + p.n));
     // Drawn in f32 on the CPU, then moved and converted (the CPU draws f32 and f64 only).
-    const agf::Tensor a = agf::uniform({n, n}, generator, -1, 1, agf::DType::f32).to(device).to(dtype);
-    const agf::Tensor b = agf::uniform({n, n}, generator, -1, 1, agf::DType::f32).to(device).to(dtype);
+    auto operand = [&](int64_t rows, int64_t cols, bool transposed) {
+      const agf::Shape stored = transposed ? agf::Shape{cols, rows} : agf::Shape{rows, cols};
+      const agf::Tensor t = agf::uniform(stored, generator, -1, 1, agf::DType::f32).to(device).to(dtype);
+      return transposed ? t.transpose(0, 1) : t;
+    };
+    const agf::Tensor a = operand(p.m, p.k, p.a_transposed), b = operand(p.k, p.n, p.b_transposed);
     const double seconds = agf::cli::best_seconds(repeats, [&] {
       agf::ops::matmul(a, b);
 #ifdef AGF_WITH_CUDA
       if (gpu) agf::cuda::synchronize(device.index);  // the product is queued; time until it is done
 #endif
     });
-    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-    fmt::print("{:>6}  {:>10.3f}  {:>10.1f}\n", n, seconds * 1e3, flops / seconds * (gpu ? 1e-12 : 1e-9));
+    const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.k) * static_cast<double>(p.n);
+    const std::string layout = std::string(p.a_transposed ? "T" : "N") + (p.b_transposed ? "T" : "N");
+    fmt::print("{:<12} {:>5} {:>5} {:>5} {:>6}  {:>10.3f}  {:>10.1f}\n", p.name, p.m, p.k, p.n, layout,
+               seconds * 1e3, flops / seconds * (gpu ? 1e-12 : 1e-9));
   }
 }
 
-const agf::cli::BenchRegistration registration{"matmul", "throughput of square matrix products", [](CLI::App& command) {
+const agf::cli::BenchRegistration registration{"matmul", "throughput of matrix products (square, or the model's)", [](CLI::App& command) {
   auto sizes = std::make_shared<std::vector<int64_t>>();
   auto repeats = std::make_shared<int>(5);
   auto dtype = std::make_shared<std::string>("f32");
   auto device = std::make_shared<std::string>("cpu");
+  auto model_shapes = std::make_shared<bool>(false);
   command.add_option("--sizes", *sizes, "Matrix sizes n (n×n @ n×n); default 256..2048 on cpu, 1024..8192 on cuda");
+  command.add_flag("--model-shapes", *model_shapes,
+                   "Also (or, without --sizes, only) the products of a cpu-small training step, transposed forms included");
   command.add_option("--repeats", *repeats, "Timed repetitions per size (the best is reported)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command.add_option("--dtype", *dtype, "f32 or f64 (cpu); f32, f64, f16 or bf16 (cuda)")->capture_default_str();
   command.add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  command.callback([=] { bench_matmul(*sizes, *repeats, *dtype, *device); });
+  command.callback([=] { bench_matmul(*sizes, *model_shapes, *repeats, *dtype, *device); });
 }};
 
 }  // namespace
