@@ -24,6 +24,7 @@
 #include "ops/attention_positional.h"
 #include "ops/cpu/vector_exp.h"
 #include "ops/device_route.h"
+#include "ops/dropout_mask.h"
 #include "ops/rope.h"
 #ifdef AGF_WITH_CUDA
 #include "ops/cuda/attention.h"
@@ -287,12 +288,12 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
   const T* w = a;
   if (K.dropped) {
     T* dropped = K.dropped + K.head_offset(b, h);
-    const float threshold = static_cast<float>(K.options.dropout);
+    const float threshold = dropout_threshold(K.options.dropout);
     const T keep_scale = static_cast<T>(1.0 / (1.0 - K.options.dropout));
     const uint64_t first = static_cast<uint64_t>(K.head_offset(b, h));
     PhiloxStream(K.options.dropout_seed, K.options.dropout_offset).for_each(first, M * N, [&](uint64_t element, uint32_t bits) {
       const uint64_t e = element - first;
-      dropped[e] = uniform_from_bits(bits) >= threshold ? a[e] * keep_scale : T(0);
+      dropped[e] = dropout_keeps(bits, threshold) ? a[e] * keep_scale : T(0);
     });
     w = dropped;
   }
