@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "tools/agf/command.h"
+#include "tools/agf/openmp_spin.h"
 
 namespace agf::cli {
 std::vector<Command>& commands() {
@@ -19,6 +20,7 @@ std::vector<Command>& bench_commands() {
 }  // namespace agf::cli
 
 int main(int argc, char** argv) {
+  agf::cli::use_short_openmp_spin(argv);
   CLI::App app{"agf: a from-scratch deep-learning framework for Attention's Gravitational Field", "agf"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "agf 0.1.0");

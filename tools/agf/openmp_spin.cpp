@@ -1,0 +1,31 @@
+// How long agf's idle OpenMP threads spin before they sleep: GOMP_SPINCOUNT=1000 (about ten microseconds)
+// unless the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY.
+//
+// libgomp's default is 300,000 spins (about 3 ms) at every barrier and at the end of every parallel region. On a
+// quiet machine that saves a wake-up; but when another process holds one of the cores, the thread that finished
+// its share keeps spinning on a core while the thread it waits for shares the other core with the intruder, and
+// every static split (OpenBLAS's GEMM, agf's loops) waits for that slow thread. Measured on a 2-core Zen 3,
+// cpu-small, 2 threads, target tokens/s quiet → with a busy loop beside it (docs/cpu-speed.md, "Contention"):
+//   libgomp's default      2,166 →   754  (35 %)
+//   GOMP_SPINCOUNT=1000    2,219 → 1,121  (50 %); quiet throughput unchanged within the noise
+//   OMP_WAIT_POLICY=passive                     about 5 % slower when quiet
+//
+// libgomp reads its environment once, in a shared-library constructor that runs before main(); a setenv() from
+// the executable's preinit array is lost too, as the C library resets its environment after that. So when the
+// default is needed, main() sets it and executes the program again, once: /proc/self/exe with the same
+// arguments. Where that fails the program runs on with libgomp's default.
+#include "tools/agf/openmp_spin.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace agf::cli {
+
+void use_short_openmp_spin(char** argv) {
+  if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  setenv("GOMP_SPINCOUNT", kShortOpenmpSpin, /*overwrite=*/0);
+  execv("/proc/self/exe", argv);  // returns only when it failed
+}
+
+}  // namespace agf::cli

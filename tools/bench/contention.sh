@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Training-step throughput when another process holds a core: agf's target tokens/s on a quiet machine and
+# with a busy loop (one shell spinning) beside it, cpu-small, 64 sentences × 24 tokens each side, all cores'
+# threads. Two rows: agf as it runs (GOMP_SPINCOUNT=1000, tools/agf/openmp_spin.cpp) and with libgomp's default
+# spin (GOMP_SPINCOUNT=300000), to show what the short spin buys. Quiet and busy alternate within each round;
+# each cell is the median of the rounds with the range beside it, and busy/quiet is the ratio of the medians.
+#   tools/bench/contention.sh [SCHEME ...]      default: sinusoidal agf-m+pcmv
+# Environment: AGF_THREADS (all cores), AGF_BENCH_ROUNDS (3), AGF_BENCH_STEPS (5 timed steps after a warm-up).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+agf="${AGF_BUILD_DIR:-$root/build}/agf"
+schemes=("$@")
+[ ${#schemes[@]} -eq 0 ] && schemes=(sinusoidal agf-m+pcmv)
+threads="${AGF_THREADS:-$(nproc)}"
+rounds="${AGF_BENCH_ROUNDS:-3}"
+steps="${AGF_BENCH_STEPS:-5}"
+[ -x "$agf" ] || { echo "contention: $agf not built (tools/build.sh)" >&2; exit 1; }
+
+results="$(mktemp)"
+busy=""
+trap 'rm -f "$results"; [ -n "$busy" ] && kill "$busy" 2>/dev/null' EXIT
+measure() {  # measure SPIN LOAD: one "SPIN LOAD SCHEME TOKENS_PER_SECOND" line per scheme
+  local output
+  output="$(OMP_NUM_THREADS="$threads" GOMP_SPINCOUNT="$1" "$agf" bench train --preset cpu-small --steps "$steps" \
+    --schemes "${schemes[@]}")"
+  for label in "${schemes[@]}"; do
+    awk -v spin="$1" -v load="$2" -v label="$label" '$1 == label { print spin, load, label, $2 }' <<<"$output"
+  done
+}
+
+echo "CPU: $(grep -m 1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+echo "cpu-small, batch 64 × 24 tokens each side, $threads threads, $steps steps, $rounds rounds"
+for round in $(seq "$rounds"); do
+  echo "round $round of $rounds" >&2
+  for spin in 1000 300000; do
+    measure "$spin" quiet >>"$results"
+    (while :; do :; done) &
+    busy=$!
+    sleep 0.5
+    measure "$spin" busy >>"$results"
+    kill "$busy"
+    wait "$busy" 2>/dev/null || true
+    busy=""
+  done
+done
+
+awk -v order="${schemes[*]}" '
+  function median(list,   n, v, i, j, t) {
+    n = split(list, v, " ")
+    for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  function cell(list,   n, v, i, lo, hi) {
+    n = split(list, v, " "); lo = hi = v[1]
+    for (i = 2; i <= n; ++i) { if (v[i] + 0 < lo + 0) lo = v[i]; if (v[i] + 0 > hi + 0) hi = v[i] }
+    return sprintf("%.0f (%.0f-%.0f)", median(list), lo, hi)
+  }
+  { rates[$1 " " $2 " " $3] = rates[$1 " " $2 " " $3] " " $4 }
+  END {
+    n = split(order, labels, " ")
+    printf "\ntarget tokens/s, median (range)\n%-17s %-18s %20s %20s %11s\n", "spin", "scheme", "quiet", "busy core", "busy/quiet"
+    split("1000 300000", spins, " ")
+    for (s = 1; s <= 2; ++s) for (i = 1; i <= n; ++i) {
+      q = rates[spins[s] " quiet " labels[i]]; b = rates[spins[s] " busy " labels[i]]
+      printf "%-17s %-18s %20s %20s %10.0f%%\n", (s == 1 ? "1000 (agf)" : "300000 (libgomp)"), labels[i], cell(q), cell(b),
+             100 * median(b) / median(q)
+    }
+  }' "$results"
