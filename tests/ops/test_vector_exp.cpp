@@ -52,7 +52,36 @@ void check_exp(double max_ulps) {
   CHECK(agf::ops::cpu::row_max(x.data(), static_cast<int64_t>(x.size())) == x[x.size() - 2]);
 }
 
+// Every row length up to three packets, so that each size of partial last packet is met, in place as the
+// attention kernel calls it, with a masked score in the partial packet.
+template <class T>
+void check_every_length(double max_ulps) {
+  constexpr int64_t lanes = agf::ops::cpu::kExpLanes<T>;
+  for (int64_t length = 1; length <= 3 * lanes; ++length) {
+    std::vector<T> x(static_cast<std::size_t>(length));
+    for (int64_t i = 0; i < length; ++i) x[i] = static_cast<T>(-0.37 * static_cast<double>(i) + 0.25);
+    if (length % lanes > 1) x[length - 1] = -std::numeric_limits<T>::infinity();
+    double expected_total = 0;
+    std::vector<T> expected(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      expected[i] = std::exp(x[i] - T(0.25));
+      expected_total += static_cast<double>(expected[i]);
+    }
+    const T summed = agf::ops::cpu::sum_exp_shifted(x.data(), T(0.25), length);
+    const T total = agf::ops::cpu::exp_shifted(x.data(), T(0.25), x.data(), length);
+    INFO("length " << length);
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(ulps(x[i], expected[i]) <= max_ulps);
+    CHECK(static_cast<double>(total) == Approx(expected_total).epsilon(8 * std::numeric_limits<T>::epsilon()));
+    CHECK(static_cast<double>(summed) == Approx(static_cast<double>(total)).epsilon(4 * std::numeric_limits<T>::epsilon()));
+  }
+}
+
 }  // namespace
+
+TEST_CASE("the vectorized exp handles every length of a partial last packet", "[ops][softmax]") {
+  check_every_length<float>(2);
+  check_every_length<double>(2);
+}
 
 TEST_CASE("the vectorized exp is within a few ulp of std::exp", "[ops][softmax]") {
   check_exp<float>(2);
