@@ -88,7 +88,9 @@ void Adam::step(double lr) {
       T* m = first_moment_[p].data<T>();
       T* v = second_moment_[p].data<T>();
       const T* g = grad.data<T>();
-      parallel_for(parameter.data().numel(), 8, [&](int64_t i) {
+      // By value: a pointer captured by reference is reloaded after every store (the store might change it),
+      // which keeps the loop scalar; by value, it vectorizes.
+      parallel_for(parameter.data().numel(), 8, [theta, m, v, g, constants](int64_t i) {
         double theta_i = theta[i], m_i = m[i], v_i = v[i];
         adam_update(theta_i, m_i, v_i, g[i], constants);
         m[i] = static_cast<T>(m_i);
