@@ -37,8 +37,13 @@ Tensor map_elements(const char* op, F f, const Inputs&... inputs) {
     if (flat) {
       const int64_t count = out.numel();
       auto apply = [&]<std::size_t... K>(std::index_sequence<K...>) {
-#pragma omp parallel for simd schedule(static) if (count >= kParallelGrain)
-        for (int64_t i = 0; i < count; ++i) result[i] = f(source[K][i]...);
+        // firstprivate: each thread's own copy of the pointers and the functor. Shared, they are read through
+        // the parallel region's argument block after every store (the store might have changed them), and
+        // the loop stays scalar, with a branch per element for a select such as ReLU's backward.
+        T* out = result;
+        std::array<const T*, N> operand = source;
+#pragma omp parallel for simd schedule(static) if (count >= kParallelGrain) firstprivate(out, operand, f)
+        for (int64_t i = 0; i < count; ++i) out[i] = f(operand[K][i]...);
       };
       apply(std::make_index_sequence<N>{});
       return;
