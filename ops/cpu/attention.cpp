@@ -291,10 +291,12 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
     const float threshold = dropout_threshold(K.options.dropout);
     const T keep_scale = static_cast<T>(1.0 / (1.0 - K.options.dropout));
     const uint64_t first = static_cast<uint64_t>(K.head_offset(b, h));
-    PhiloxStream(K.options.dropout_seed, K.options.dropout_offset).for_each(first, M * N, [&](uint64_t element, uint32_t bits) {
-      const uint64_t e = element - first;
-      dropped[e] = dropout_keeps(bits, threshold) ? a[e] * keep_scale : T(0);
-    });
+    // As in ops/cpu/dropout.cpp: captured by value and the product outside the select, so that it vectorizes.
+    PhiloxStream(K.options.dropout_seed, K.options.dropout_offset)
+        .for_each(first, M * N, [dropped, a, first, threshold, keep_scale](uint64_t element, uint32_t bits) {
+          const uint64_t e = element - first;
+          dropped[e] = (dropout_keeps(bits, threshold) ? a[e] : T(0)) * keep_scale;
+        });
     w = dropped;
   }
 
