@@ -12,6 +12,7 @@
 // Split: the surviving pairs are shuffled with seeded_shuffle(seed); the first `valid_size` are valid,
 // the next `test_size` test, the rest train; each split is then put back in corpus order (which keeps
 // neighbouring sentences together and compresses better).
+#include <cstdint>
 #include <string>
 
 namespace agf::data {

@@ -3,6 +3,7 @@
 #include <lzma.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 

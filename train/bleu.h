@@ -1,6 +1,7 @@
 #pragma once
 // Corpus BLEU compatible with sacreBLEU's defaults (tokenize=13a, smooth=exp, 4-grams, closest reference
 // length, case-sensitive): the same score to the printed precision on the same inputs.
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -1,6 +1,7 @@
 #pragma once
 // RUN/metrics.jsonl: one JSON object per line, flushed as written so a crash loses at most the line
 // being written. On resume the lines after the checkpoint's step are dropped (they will be written again).
+#include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
