@@ -4,16 +4,18 @@
 // libgomp's default is 300,000 spins (about 3 ms) at every barrier and at the end of every parallel region. On a
 // quiet machine that saves a wake-up; but when another process holds one of the cores, the thread that finished
 // its share keeps spinning on a core while the thread it waits for shares the other core with the intruder, and
-// every static split (OpenBLAS's GEMM, agf's loops) waits for that slow thread. Measured on a 2-core Zen 3,
-// cpu-small, 2 threads, target tokens/s quiet → with a busy loop beside it (docs/cpu-speed.md, "Contention"):
-//   libgomp's default      2,166 →   754  (35 %)
-//   GOMP_SPINCOUNT=1000    2,219 → 1,121  (50 %); quiet throughput unchanged within the noise
-//   OMP_WAIT_POLICY=passive                     about 5 % slower when quiet
+// every static split (OpenBLAS's GEMM, agf's loops) waits for that slow thread. tools/bench/contention.sh on a
+// 2-core Zen 3, cpu-small sinusoidal, 2 threads, target tokens/s quiet → with a busy loop beside it (medians
+// of 3 rounds; docs/cpu-speed.md, "Contention"):
+//   libgomp's default      2,031 →   757  (37 %)
+//   GOMP_SPINCOUNT=1000    1,931 → 1,123  (58 %); the quiet figures differ by less than their ranges
+//   OMP_WAIT_POLICY=passive                     about 5 % slower when quiet (a throwaway run)
 //
 // libgomp reads its environment once, in a shared-library constructor that runs before main(); a setenv() from
 // the executable's preinit array is lost too, as the C library resets its environment after that. So when the
 // default is needed, main() sets it and executes the program again, once: /proc/self/exe with the same
-// arguments. Where that fails the program runs on with libgomp's default.
+// arguments. Where that fails the program runs on with libgomp's default. (Under valgrind, which does not
+// follow an exec unless told --trace-children=yes, set GOMP_SPINCOUNT yourself to keep the run in the tool.)
 #include "tools/agf/openmp_spin.h"
 
 #include <unistd.h>
