@@ -60,7 +60,7 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
   TrainOptions train_options = options.base;
   train_options.out_dir = folder.string();
   train_options.seed = seed;
-  train_options.resume = true;  // a no-op for a fresh folder
+  train_options.resume = fs::is_directory(folder / "checkpoints");  // a previous attempt was interrupted
   apply_scheme_label(label, train_options.model);
   fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
   const TrainSummary summary = train(train_options);
