@@ -60,6 +60,10 @@ void prepare(const PrepareArgs& args) {
     const CorpusFormat format = format_of(source);
     AGF_CHECK(format == CorpusFormat::tsv || !target.empty(),
               "corpus prepare: --{}-src is given without --{}-tgt (only a .tsv file holds both sides)", name, name);
+    if (format == CorpusFormat::tsv && !target.empty()) {
+      throw CLI::ValidationError(fmt::format("--{}-tgt", name), fmt::format("not used with a .tsv --{}-src, which "
+                                 "holds both sides ({})", name, source));
+    }
     splits.push_back({name, source, target, format});
   }
   const auto reports = prepare_dataset(splits, args.model, args.out, args.options);
