@@ -126,6 +126,11 @@ void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std:
     AGF_CHECK(saved != nullptr, "{}: the checkpoint has no tensor '{}' that this model needs", path, name);
     AGF_CHECK(saved->shape() == parameter.shape(), "{}: tensor '{}' is {} but the model's parameter is {}", path, name,
               saved->description(), parameter.data().description());
+    // Weights that are nan or inf make every output nan: refused here rather than reported as a loss of nan.
+    const std::vector<double> values = saved->to_double_vector();
+    const auto non_finite = std::find_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); });
+    AGF_CHECK(non_finite == values.end(), "{}: tensor '{}' holds {} at element {}: the weights are not finite (a run "
+              "that diverged?)", path, name, *non_finite, non_finite - values.begin());
     Tensor destination = parameter.data();
     destination.copy_from(*saved);
   }

@@ -1,11 +1,15 @@
-// What a checkpoint must hold before agf uses it: metadata that parses (named by key when it does not)
-// and config sizes within bounds.
+// What a checkpoint must hold before agf uses it: metadata that parses (named by key when it does not),
+// config sizes within bounds, and finite weights. And `agf eval` refuses a split with nothing in it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
+#include <limits>
 #include <string>
-#include <vector>
 
+#include "data/bpe_model.h"
+#include "data/token_dataset.h"
 #include "tests/data/scratch_dir.h"
 #include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
@@ -74,4 +78,36 @@ TEST_CASE("missing or malformed checkpoint metadata is an error naming the file 
   const auto translated = run_agf("translate --checkpoint " + edited + " < /dev/null");
   CHECK(translated.status == 1);
   CHECK_THAT(translated.output, Catch::Contains("cli.safetensors") && Catch::Contains("agf.state.elapsed_seconds"));
+}
+
+TEST_CASE("a checkpoint with non-finite weights is refused, naming the tensor", "[train][checkpoint][errors]") {
+  agf::test::ScratchDir scratch;
+  const std::string checkpoint = training_checkpoint(scratch);
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    auto file = agf::train::load_safetensors(checkpoint);
+    auto& [name, tensor] = *std::max_element(file.tensors.begin(), file.tensors.end(),
+                                             [](const auto& a, const auto& b) { return a.second.numel() < b.second.numel(); });
+    std::vector<double> values = tensor.to_double_vector();
+    values[3] = bad;
+    tensor = agf::Tensor::from_vector(values, tensor.shape()).to(tensor.dtype());
+    const std::string diverged = scratch.file("diverged.safetensors");
+    agf::train::save_safetensors(diverged, file.tensors, file.metadata);
+    const auto evaluated = run_agf("eval --checkpoint " + diverged + " --data " + scratch.path().string());
+    INFO(evaluated.output);
+    CHECK(evaluated.status == 1);
+    CHECK_THAT(evaluated.output, Catch::Contains("diverged.safetensors") && Catch::Contains("tensor '" + name + "'") &&
+                                 Catch::Contains("at element 3") && Catch::Contains("not finite"));
+  }
+}
+
+TEST_CASE("agf eval refuses an empty split instead of reporting 0% accuracy", "[train][cli][errors]") {
+  agf::test::ScratchDir scratch;
+  const std::string checkpoint = training_checkpoint(scratch);
+  const auto bpe = agf::data::BpeModel::load(scratch.file("bpe.json"));
+  agf::data::write_token_dataset(scratch.file("empty.bin"), {}, bpe.hash(), bpe.vocab_size());
+  const auto evaluated = run_agf("eval --checkpoint " + checkpoint + " --data " + scratch.path().string() + " --split empty");
+  INFO(evaluated.output);
+  CHECK(evaluated.status == 1);
+  CHECK_THAT(evaluated.output, Catch::Contains("empty.bin holds no pairs"));
+  CHECK_THAT(evaluated.output, !Catch::Contains("accuracy"));
 }

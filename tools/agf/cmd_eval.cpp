@@ -36,6 +36,8 @@ void run_eval(const EvalFlags& flags) {
   options.bleu_sentences = flags.bleu_sentences < 0 ? static_cast<int64_t>(dataset.size()) : flags.bleu_sentences;
   options.decode.beam = flags.beam;
   const auto result = agf::train::evaluate(*loaded.model, dataset, codec, options);
+  AGF_CHECK(std::isfinite(result.loss), "eval: {}: the loss on {} is {}: the model's outputs are not finite",
+            flags.checkpoint, path, result.loss);
   fmt::print("split {} ({} pairs, {} target tokens)\n", flags.split, dataset.size(), result.target_tokens);
   fmt::print("token accuracy {:.2f}%\nloss {:.4f}\nnll {:.4f}\nperplexity {:.2f}\n", result.token_accuracy, result.loss,
              result.nll, result.perplexity);
