@@ -8,8 +8,20 @@ namespace agf {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t count = 1;
-  for (int64_t extent : shape) count *= extent;
+  for (int64_t extent : shape) {
+    AGF_CHECK(!__builtin_mul_overflow(count, extent, &count), "shape {}: the element count does not fit in 64 bits",
+              shape_string(shape));
+  }
   return count;
+}
+
+std::size_t shape_bytes(const Shape& shape, std::size_t element_size) {
+  const int64_t count = shape_numel(shape);
+  AGF_CHECK(count >= 0, "shape {}: a negative extent", shape_string(shape));
+  std::size_t bytes = 0;
+  AGF_CHECK(!__builtin_mul_overflow(static_cast<std::size_t>(count), element_size, &bytes),
+            "shape {}: {} elements of {} bytes do not fit in 64 bits", shape_string(shape), count, element_size);
+  return bytes;
 }
 
 Strides contiguous_strides(const Shape& shape) {

@@ -27,7 +27,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t extent : shape) {
     AGF_CHECK(extent >= 0, "Tensor::empty: negative extent in shape {}", shape_string(shape));
   }
-  auto storage = std::make_shared<Storage>(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype), device);
+  auto storage = std::make_shared<Storage>(shape_bytes(shape, dtype_size(dtype)), device);
   return Tensor(std::move(storage), dtype, device, shape, contiguous_strides(shape), 0);
 }
 

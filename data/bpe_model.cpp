@@ -106,6 +106,28 @@ void BpeModel::save(const std::string& path) const { write_file(path, to_json())
 
 BpeModel BpeModel::load(const std::string& path) { return from_json(read_file(path), path); }
 
+namespace {
+// The fields that describe the fixed id layout and the size are not read (the layout is agf's, the size
+// follows from the alphabet and merges), so an edit to them would change nothing: refused instead, so that
+// nobody believes a changed "vocab_size" or "byte_fallback" took effect. Each is optional.
+void check_recorded_layout(const nlohmann::json& json, const BpeModel& model, const std::string& name) {
+  auto check = [&](const std::string& path, const nlohmann::json& actual) {
+    const nlohmann::json::json_pointer field(path);
+    if (!json.contains(field)) return;
+    AGF_CHECK(json.at(field) == actual, "'{}': \"{}\" is {} but the model has {} (edited or corrupt file; agf's "
+              "layout is fixed, and the size follows from the alphabet and merges)", name, path.substr(1),
+              json.at(field).dump(), actual.dump());
+  };
+  check("/vocab_size", model.vocab_size());
+  check("/first_alphabet_id", first_alphabet_id);
+  check("/byte_fallback/first_id", first_byte_id);
+  check("/byte_fallback/count", 256);
+  check("/special_tokens", {{"<pad>", pad_id}, {"<unk>", unk_id}, {"<s>", bos_id}, {"</s>", eos_id}});
+  check("/pretokenizer", "agf-split-v1");
+  check("/whitespace_marker", whitespace_marker_utf8);
+}
+}  // namespace
+
 BpeModel BpeModel::from_json(const std::string& json_text, const std::string& name) {
   nlohmann::json json;
   try {
@@ -146,6 +168,7 @@ BpeModel BpeModel::from_json(const std::string& json_text, const std::string& na
       AGF_CHECK(json["hash"].get<std::string>() == fmt::format("{:016x}", model.hash()),
                 "'{}': the recorded hash does not match the alphabet and merges (edited or corrupt file)", name);
     }
+    check_recorded_layout(json, model, name);
     return model;
   } catch (const nlohmann::json::exception& error) {
     fail("'{}' is not a valid BPE model: {}", name, error.what());

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <optional>
 #include <string_view>
+#include <tuple>
 
 #include "core/error.h"
+#include "core/number_text.h"
 
 namespace agf::nn {
 
@@ -13,6 +17,22 @@ constexpr std::array<std::string_view, 11> kSchemes = {"sinusoidal", "none", "ro
                                                        "kerple-log", "kerple-power", "agf-b", "agf-m", "agf-f"};
 bool is_coefficient_scheme(const std::string& pos) {
   return pos == "alibi-mult" || pos == "agf-b" || pos == "agf-m" || pos == "agf-f";
+}
+
+// Upper bounds far above any model agf can train (paper-big: d_model 1024, 3 + 3 layers, ~100M weights),
+// so that a config read from an edited or corrupt checkpoint fails here instead of allocating for minutes.
+constexpr int64_t kMaxWidth = 1 << 16;            // d_model, heads, ffn
+constexpr int64_t kMaxLayers = 1024;              // encoder or decoder
+constexpr int64_t kMaxVocabulary = 1 << 24;       // token ids are int32
+constexpr int64_t kMaxDistance = 1 << 20;         // L
+constexpr double kMaxParameters = 1e10;
+
+// Weights of the embeddings and layers (biases and norms left out): what a config would allocate.
+double approximate_parameters(const TransformerConfig& c) {
+  const double d = static_cast<double>(c.d_model), f = static_cast<double>(c.ffn);
+  const double encoder_layer = 4 * d * d + 2 * d * f, decoder_layer = 8 * d * d + 2 * d * f;
+  return static_cast<double>(c.vocabulary_size) * d + static_cast<double>(c.encoder_layers) * encoder_layer +
+         static_cast<double>(c.decoder_layers) * decoder_layer;
 }
 }  // namespace
 
@@ -48,6 +68,16 @@ void TransformerConfig::validate() const {
   AGF_CHECK(!pcmv || is_coefficient_scheme(pos), "--pcmv applies to coefficient schemes (agf-b, agf-m, agf-f, "
             "alibi-mult), not to '{}'", pos);
   AGF_CHECK(max_distance >= 1, "model config: max distance L must be at least 1, got {}", max_distance);
+  AGF_CHECK(std::isfinite(k), "model config: the LC1 exponent k must be finite, got {}", k);
+  for (const auto& [name, value, limit] : {std::tuple{"d_model", d_model, kMaxWidth}, std::tuple{"heads", heads, kMaxWidth},
+                                           std::tuple{"ffn", ffn, kMaxWidth}, std::tuple{"encoder_layers", encoder_layers, kMaxLayers},
+                                           std::tuple{"decoder_layers", decoder_layers, kMaxLayers},
+                                           std::tuple{"vocabulary_size", vocabulary_size, kMaxVocabulary},
+                                           std::tuple{"max_distance", max_distance, kMaxDistance}}) {
+    AGF_CHECK(value <= limit, "model config: {} {} is above agf's limit of {}", name, value, limit);
+  }
+  AGF_CHECK(approximate_parameters(*this) <= kMaxParameters, "model config: about {:.3g} parameters, above agf's "
+            "limit of {:.0e}", approximate_parameters(*this), kMaxParameters);
   AGF_CHECK(pos != "rope" || head_dim() % 2 == 0, "rope needs an even head size, got {}", head_dim());
 }
 
@@ -76,18 +106,15 @@ TransformerConfig TransformerConfig::from_metadata(const std::map<std::string, s
     return found->second;
   };
   auto integer = [&](const std::string& key) {
-    try {
-      return static_cast<int64_t>(std::stoll(get(key)));
-    } catch (const std::logic_error&) {
-      fail("checkpoint metadata 'agf.config.{}' is not an integer: '{}'", key, get(key));
-    }
+    const std::optional<int64_t> value = parse_number<int64_t>(get(key));
+    AGF_CHECK(value.has_value(), "checkpoint metadata 'agf.config.{}' is not an integer: '{}'", key, get(key));
+    return *value;
   };
   auto real = [&](const std::string& key) {
-    try {
-      return std::stod(get(key));
-    } catch (const std::logic_error&) {
-      fail("checkpoint metadata 'agf.config.{}' is not a number: '{}'", key, get(key));
-    }
+    const std::optional<double> value = parse_number<double>(get(key));
+    AGF_CHECK(value.has_value() && std::isfinite(*value), "checkpoint metadata 'agf.config.{}' is not a finite number: "
+              "'{}'", key, get(key));
+    return *value;
   };
   auto boolean = [&](const std::string& key) { return get(key) == "true"; };
   TransformerConfig config;

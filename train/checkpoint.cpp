@@ -1,20 +1,43 @@
 #include "train/checkpoint.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
+
+#include "core/number_text.h"
 
 namespace agf::train {
 
 namespace {
 constexpr const char* kOptimizerPrefix = "optimizer.";
 
-uint64_t parse_unsigned(const std::map<std::string, std::string>& metadata, const std::string& key) {
+const std::string& metadata_text(const std::map<std::string, std::string>& metadata, const std::string& key) {
   const auto found = metadata.find(key);
   AGF_CHECK(found != metadata.end(), "checkpoint metadata lacks '{}'", key);
-  try {
-    return std::stoull(found->second);
-  } catch (const std::logic_error&) {
-    fail("checkpoint metadata '{}' is not a number: '{}'", key, found->second);
-  }
+  return found->second;
+}
+
+uint64_t metadata_unsigned(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  const std::string& text = metadata_text(metadata, key);
+  const std::optional<uint64_t> value = parse_number<uint64_t>(text);
+  AGF_CHECK(value.has_value(), "checkpoint metadata '{}' is not a whole number >= 0: '{}'", key, text);
+  return *value;
+}
+
+// A count (steps, tokens) kept as int64_t.
+int64_t metadata_count(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  const std::string& text = metadata_text(metadata, key);
+  const std::optional<int64_t> value = parse_number<int64_t>(text);
+  AGF_CHECK(value.has_value() && *value >= 0, "checkpoint metadata '{}' is not a whole number >= 0: '{}'", key, text);
+  return *value;
+}
+
+double metadata_real(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  const std::string& text = metadata_text(metadata, key);
+  const std::optional<double> value = parse_number<double>(text);
+  AGF_CHECK(value.has_value() && std::isfinite(*value), "checkpoint metadata '{}' is not a finite number: '{}'", key,
+            text);
+  return *value;
 }
 }  // namespace
 
@@ -38,25 +61,22 @@ std::map<std::string, std::string> TrainingState::to_metadata() const {
 
 TrainingState TrainingState::from_metadata(const std::map<std::string, std::string>& metadata) {
   TrainingState state;
-  state.step = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.step"));
-  state.epoch = parse_unsigned(metadata, "agf.state.epoch");
-  state.batch = parse_unsigned(metadata, "agf.state.batch");
-  state.dropout_seed = parse_unsigned(metadata, "agf.state.dropout_seed");
-  state.dropout_offset = parse_unsigned(metadata, "agf.state.dropout_offset");
-  state.best_valid_accuracy = std::stod(metadata.at("agf.state.best_valid_accuracy"));
-  state.target_tokens = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.target_tokens"));
-  state.elapsed_seconds = std::stod(metadata.at("agf.state.elapsed_seconds"));
+  state.step = metadata_count(metadata, "agf.state.step");
+  state.epoch = metadata_unsigned(metadata, "agf.state.epoch");
+  state.batch = metadata_unsigned(metadata, "agf.state.batch");
+  state.dropout_seed = metadata_unsigned(metadata, "agf.state.dropout_seed");
+  state.dropout_offset = metadata_unsigned(metadata, "agf.state.dropout_offset");
+  state.best_valid_accuracy = metadata_real(metadata, "agf.state.best_valid_accuracy");
+  state.target_tokens = metadata_count(metadata, "agf.state.target_tokens");
+  state.elapsed_seconds = metadata_real(metadata, "agf.state.elapsed_seconds");
   // Written since mixed precision: older checkpoints are fp32 runs without a scaler state.
   if (const auto found = metadata.find("agf.state.precision"); found != metadata.end()) state.precision = found->second;
   if (metadata.count("agf.state.loss_scale")) {
     LossScalerState scaler;
-    try {
-      scaler.scale = std::stod(metadata.at("agf.state.loss_scale"));
-    } catch (const std::logic_error&) {
-      fail("checkpoint metadata 'agf.state.loss_scale' is not a number: '{}'", metadata.at("agf.state.loss_scale"));
-    }
-    scaler.good_steps = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.loss_scale_good_steps"));
-    scaler.skipped_steps = static_cast<int64_t>(parse_unsigned(metadata, "agf.state.skipped_steps"));
+    scaler.scale = metadata_real(metadata, "agf.state.loss_scale");
+    AGF_CHECK(scaler.scale > 0, "checkpoint metadata 'agf.state.loss_scale' must be positive, got {}", scaler.scale);
+    scaler.good_steps = metadata_count(metadata, "agf.state.loss_scale_good_steps");
+    scaler.skipped_steps = metadata_count(metadata, "agf.state.skipped_steps");
     state.loss_scaler = scaler;
   }
   return state;
@@ -106,6 +126,11 @@ void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std:
     AGF_CHECK(saved != nullptr, "{}: the checkpoint has no tensor '{}' that this model needs", path, name);
     AGF_CHECK(saved->shape() == parameter.shape(), "{}: tensor '{}' is {} but the model's parameter is {}", path, name,
               saved->description(), parameter.data().description());
+    // Weights that are nan or inf make every output nan: refused here rather than reported as a loss of nan.
+    const std::vector<double> values = saved->to_double_vector();
+    const auto non_finite = std::find_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); });
+    AGF_CHECK(non_finite == values.end(), "{}: tensor '{}' holds {} at element {}: the weights are not finite (a run "
+              "that diverged?)", path, name, *non_finite, non_finite - values.begin());
     Tensor destination = parameter.data();
     destination.copy_from(*saved);
   }

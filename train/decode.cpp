@@ -209,7 +209,8 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
 
 std::vector<std::vector<int32_t>> translate(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
                                             const DecodeOptions& options) {
-  AGF_CHECK(options.beam >= 1, "translate: beam size must be at least 1, got {}", options.beam);
+  AGF_CHECK(options.beam >= 1 && options.beam <= max_beam, "translate: beam size must be from 1 to {}, got {}", max_beam,
+            options.beam);
   if (sources.empty()) return {};
   EvaluationMode evaluation(model);
   NoGradGuard no_grad;

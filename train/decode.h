@@ -7,8 +7,12 @@
 
 namespace agf::train {
 
+// The widest beam: every step ranks up to beam² candidate hypotheses, which outgrow memory long before
+// a wider beam could help (translation quality stops improving at a few dozen).
+inline constexpr int max_beam = 256;
+
 struct DecodeOptions {
-  int beam = 1;                 // 1 = greedy
+  int beam = 1;                 // 1 = greedy, at most max_beam
   double length_penalty = 1.0;  // beam: hypotheses ranked by log-probability / length^α
   int64_t max_length_a = 2;     // stop at a·(source length) + b target tokens
   int64_t max_length_b = 10;

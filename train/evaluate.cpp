@@ -13,6 +13,7 @@ namespace agf::train {
 
 EvaluationResult evaluate(nn::Transformer& model, const data::TokenDataset& dataset, const data::BpeCodec& codec,
                           const EvaluationOptions& options) {
+  AGF_CHECK(dataset.size() > 0, "evaluate: {} holds no pairs: there is nothing to evaluate", dataset.path());
   const bool was_training = model.training();
   model.eval();
   EvaluationResult result;

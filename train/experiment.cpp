@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/text_file.h"
 #include "train/curve_fit.h"
 
 namespace fs = std::filesystem;
@@ -60,7 +61,7 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
   TrainOptions train_options = options.base;
   train_options.out_dir = folder.string();
   train_options.seed = seed;
-  train_options.resume = true;  // a no-op for a fresh folder
+  train_options.resume = fs::is_directory(folder / "checkpoints");  // a previous attempt was interrupted
   apply_scheme_label(label, train_options.model);
   fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
   const TrainSummary summary = train(train_options);
@@ -70,7 +71,7 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
                               {"bleu", summary.bleu}, {"valid_loss", summary.valid_loss},
                               {"tokens_per_second", summary.target_tokens_per_second},
                               {"parameters", summary.parameters}, {"steps", summary.steps}};
-  std::ofstream(folder / "summary.json") << record.dump(2) << '\n';
+  data::write_file((folder / "summary.json").string(), record.dump(2) + "\n");
   return read_run(folder);
 }
 
@@ -184,7 +185,7 @@ std::string run_experiment(const ExperimentOptions& options) {
                         fit_columns);
   }
   fs::create_directories(base.out_dir);
-  std::ofstream(fs::path(base.out_dir) / "results.md") << text;
+  data::write_file((fs::path(base.out_dir) / "results.md").string(), text);
   return text;
 }
 

@@ -146,7 +146,12 @@ SafetensorsFile load_safetensors(const std::string& path) {
       const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
       AGF_CHECK(offsets.size() == 2 && offsets[0] <= offsets[1], "{}: tensor '{}' has invalid data_offsets", path, name);
       for (int64_t extent : shape) AGF_CHECK(extent >= 0, "{}: tensor '{}' has a negative extent", path, name);
-      const uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
+      uint64_t expected = 0;
+      try {
+        expected = shape_bytes(shape, dtype_size(dtype));
+      } catch (const Error& error) {
+        fail("{}: tensor '{}' {}: {}", path, name, dtype_name(dtype), error.what());
+      }
       AGF_CHECK(offsets[1] - offsets[0] == expected, "{}: tensor '{}' {} {} needs {} bytes but its data_offsets "
                 "span {}", path, name, dtype_name(dtype), shape_string(shape), expected, offsets[1] - offsets[0]);
       AGF_CHECK(offsets[1] <= data_size, "{}: truncated: tensor '{}' ends at byte {} of a {}-byte data section",

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "autograd/functions.h"
+#include "core/number_text.h"
 #include "data/batch_sampler.h"
 #include "data/bpe_codec.h"
 #include "data/bpe_model.h"
@@ -61,10 +62,19 @@ std::vector<std::pair<int64_t, fs::path>> step_checkpoints(const fs::path& folde
   for (const auto& entry : fs::directory_iterator(folder)) {
     std::smatch match;
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) found.emplace_back(std::stoll(match[1]), entry.path());
+    if (!std::regex_match(name, match, pattern)) continue;
+    if (const auto step = parse_number<int64_t>(match[1].str())) found.emplace_back(*step, entry.path());
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+// Files that save_safetensors leaves when a write is killed midway ("<name>.tmp"): never read, so removed.
+void remove_partial_writes(const fs::path& folder) {
+  if (!fs::is_directory(folder)) return;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".tmp") fs::remove(entry.path());
+  }
 }
 
 std::string format_duration(double seconds) {
@@ -97,12 +107,25 @@ TrainSummary train(const TrainOptions& options) {
   const data::BpeCodec codec(bpe);
   const data::TokenDataset train_set = data::TokenDataset::open((data_dir / "train.bin").string(), bpe.hash());
   const data::TokenDataset valid_set = data::TokenDataset::open((data_dir / "valid.bin").string(), bpe.hash());
+  for (const data::TokenDataset* split : {&train_set, &valid_set}) {
+    AGF_CHECK(split->size() > 0, "train: {} holds no pairs", split->path());
+  }
 
   // ---- a fresh run or a resumed one ----
   const std::string resume_from = latest_checkpoint(options.out_dir);
   AGF_CHECK(options.resume || resume_from.empty(), "train: {} already holds checkpoints; pass --resume to continue "
             "that run, or choose another --out", options.out_dir);
+  // --resume of a folder that holds no run is refused: a mistyped --out would otherwise start a new run
+  // unnoticed. A run stopped before its first checkpoint has its folder but nothing to continue from.
+  AGF_CHECK(!options.resume || !resume_from.empty() || fs::is_directory(checkpoint_dir), "train: --resume: {} holds "
+            "no run to continue (no {}); leave out --resume to start one", options.out_dir, checkpoint_dir.string());
+  if (options.resume && resume_from.empty()) {
+    fmt::print(stderr, "note: {} holds no checkpoint yet (the run stopped before its first one): starting it from "
+               "step 0\n", checkpoint_dir.string());
+  }
   fs::create_directories(checkpoint_dir);
+  remove_partial_writes(checkpoint_dir);
+  const fs::path best_path = checkpoint_dir / "best.safetensors";
   nn::TransformerConfig config = options.model;
   config.vocabulary_size = static_cast<int64_t>(bpe.vocab_size());
   std::optional<Checkpoint> checkpoint;
@@ -116,6 +139,13 @@ TrainSummary train(const TrainOptions& options) {
     config = checkpoint->config;
     AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()), "{}: the model has {} tokens but {} "
               "has {}", resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());
+    // The same size is not the same tokenizer: token ids would change meaning under the trained embeddings.
+    if (!checkpoint->bpe_json.empty()) {
+      const data::BpeModel trained_with = data::BpeModel::from_json(checkpoint->bpe_json, resume_from + " (agf.bpe)");
+      AGF_CHECK(trained_with.hash() == bpe.hash(), "{}: the run was trained with another BPE model than {} (hash "
+                "{:016x}, not {:016x}); resume it with the --data it was trained on", resume_from,
+                (data_dir / "bpe.json").string(), trained_with.hash(), bpe.hash());
+    }
   }
   // The model is made (or loaded) in f32 on the CPU, then moved to the device; the optimizer keeps f32
   // masters of it and, under fp16/bf16, turns the model's parameters into half-precision compute copies.
@@ -124,10 +154,21 @@ TrainSummary train(const TrainOptions& options) {
   TrainingState state;
   state.dropout_seed = options.seed ^ 0x5eed'd209'0a7fULL;
   data::BatchSampler sampler = data::BatchSampler::for_dataset(train_set, {.max_tokens = options.max_tokens, .seed = options.seed});
+  bool best_lost = false;  // the checkpoint records a best accuracy but best.safetensors is gone
   if (checkpoint) {
     load_parameters(model, *checkpoint, resume_from);
     state = *checkpoint->state;
     sampler.seek({state.epoch, state.batch});
+    // best.safetensors is written before the step checkpoint that records its accuracy, so this happens
+    // only to runs of older versions (killed between the two writes) or to a deleted file. The weights
+    // that scored the recorded best may be gone: forget that score, so that the next validation writes
+    // best.safetensors again (the best of the run from here on).
+    best_lost = state.best_valid_accuracy >= 0 && !fs::exists(best_path);
+    if (best_lost) {
+      fmt::print(stderr, "note: {} is missing although {} records a best token accuracy of {:.2f}%; the next "
+                 "validation writes it again\n", best_path.string(), resume_from, state.best_valid_accuracy);
+      state.best_valid_accuracy = -1;
+    }
   }
   model.to(options.device);
   MixedPrecisionOptimizer optimizer(model.named_parameters(), mixed_precision_options(options.precision));
@@ -170,6 +211,7 @@ TrainSummary train(const TrainOptions& options) {
     state.loss_scaler = optimizer.scaler().state();
     // f32 master weights and moments, on the CPU, whatever the device and precision of the run.
     save_checkpoint(path, optimizer.master_parameters(), config, bpe_json, &optimizer.adam(), &state);
+    if (options.checkpoint_written) options.checkpoint_written(path);
   };
   auto save_step_checkpoint = [&] {
     const fs::path path = checkpoint_dir / step_checkpoint_name(state.step);
@@ -180,7 +222,8 @@ TrainSummary train(const TrainOptions& options) {
       fs::remove(existing[i].second);
     }
   };
-  auto validate = [&] {
+  // `log`: false when this step's validation is already in metrics.jsonl.
+  auto validate = [&](bool log = true) {
     const EvaluationResult result = evaluate(model, valid_set, codec,
                                              {.max_tokens = options.max_tokens, .label_smoothing = options.label_smoothing,
                                               .bleu_sentences = options.bleu_sentences, .decode = {}});
@@ -191,21 +234,25 @@ TrainSummary train(const TrainOptions& options) {
       record["bleu"] = result.bleu.score;
       record["bleu_sentences"] = result.bleu_sentences;
     }
-    metrics.write(record);
+    if (log) metrics.write(record);
     summary.valid_loss = result.loss;
     summary.token_accuracy = result.token_accuracy;
     summary.bleu = result.bleu.score;
     say(fmt::format("step {} valid: loss {:.4f}, ppl {:.2f}, token accuracy {:.2f}%{}", state.step, result.loss,
                     result.perplexity, result.token_accuracy,
                     result.bleu_sentences ? fmt::format(", BLEU {:.2f} ({} sentences)", result.bleu.score, result.bleu_sentences) : ""));
-    const bool best = result.token_accuracy > state.best_valid_accuracy;
-    if (best) state.best_valid_accuracy = result.token_accuracy;
+    // best.safetensors first, then the step checkpoint that records its accuracy: killed between the two,
+    // the resumed run repeats this validation from the previous checkpoint and writes both again.
+    if (result.token_accuracy > state.best_valid_accuracy) {
+      state.best_valid_accuracy = result.token_accuracy;
+      write_checkpoint(best_path.string());
+    }
     save_step_checkpoint();
-    if (best) write_checkpoint((checkpoint_dir / "best.safetensors").string());
   };
 
   if (state.step >= options.max_steps) {
     say(fmt::format("{} is already at step {} (--max-steps {}): nothing to do", options.out_dir, state.step, options.max_steps));
+    if (best_lost) validate(/*log=*/false);  // a finished run gets its best.safetensors back: the final weights
     summary.steps = state.step;
     return summary;
   }

@@ -5,6 +5,7 @@
 // metrics.jsonl with one JSON object per step and per validation. On the CPU or a CUDA device, in f32 or
 // mixed precision (f16/bf16 compute, f32 master weights, loss scaling: train/mixed_precision.h).
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/device.h"
@@ -34,6 +35,8 @@ struct TrainOptions {
   Precision precision = Precision::fp32;  // fp16/bf16: half-precision compute, f32 masters (train/mixed_precision.h)
   bool resume = false;             // continue from RUN/checkpoints' latest step checkpoint
   bool quiet = false;              // no progress output
+  // Called with each checkpoint file's path once it is in place (tests stop the run here, as a kill would).
+  std::function<void(const std::string& path)> checkpoint_written;
 };
 
 struct TrainSummary {

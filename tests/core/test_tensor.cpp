@@ -25,6 +25,18 @@ TEST_CASE("factories fill, shape and describe tensors", "[core][tensor]") {
   CHECK_THROWS_WITH(Tensor::from_vector(std::vector<double>{1, 2, 3}, {2, 2}), Catch::Contains("do not fill shape [2, 2]"));
 }
 
+TEST_CASE("element and byte counts that overflow 64 bits are refused, not wrapped", "[core][tensor][errors]") {
+  const int64_t two_to_62 = int64_t{1} << 62;
+  CHECK(agf::shape_numel({two_to_62}) == two_to_62);
+  CHECK(agf::shape_numel({two_to_62, 0}) == 0);
+  CHECK_THROWS_WITH(agf::shape_numel({two_to_62, 4}), Catch::Contains("[4611686018427387904, 4]") &&
+                                                          Catch::Contains("does not fit in 64 bits"));
+  CHECK(agf::shape_bytes({3, 5}, 4) == 60);
+  // 2^62 f32 elements are 2^64 bytes: wrapped, that was 0 bytes.
+  CHECK_THROWS_WITH(agf::shape_bytes({two_to_62}, 4), Catch::Contains("do not fit in 64 bits"));
+  CHECK_THROWS_WITH(Tensor::empty({two_to_62}, DType::f32), Catch::Contains("do not fit in 64 bits"));
+}
+
 TEST_CASE("views share storage and copy nothing", "[core][tensor]") {
   Tensor t = Tensor::from_vector(std::vector<double>{0, 1, 2, 3, 4, 5}, {2, 3}, DType::f64);
   SECTION("reshape of contiguous data is a view") {

@@ -145,6 +145,35 @@ TEST_CASE("BPE model survives a JSON round trip and checks its hash", "[data][bp
   CHECK_THROWS_WITH(BpeModel::from_json("{\"format\": \"other\"}", "bad.json"), Catch::Contains("bad.json"));
 }
 
+TEST_CASE("BPE model fields that describe the layout and size must match the model, not be ignored", "[data][bpe]") {
+  const std::vector<std::string> lines = {"the quick brown fox", "jumps over the lazy dog"};
+  BpeLearnOptions options;
+  options.vocab_size = 300;
+  options.min_frequency = 1;
+  const BpeModel model = learn_bpe(views(lines), options);
+  auto refused = [&](const std::string& pointer, const nlohmann::json& value) {
+    auto edited = nlohmann::json::parse(model.to_json());
+    edited[nlohmann::json::json_pointer(pointer)] = value;
+    try {
+      BpeModel::from_json(edited.dump(), "edited.json");
+    } catch (const agf::Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused("/vocab_size", 9000), Catch::Contains("edited.json") && Catch::Contains("\"vocab_size\" is 9000") &&
+                                               Catch::Contains(fmt::format("the model has {}", model.vocab_size())));
+  CHECK_THAT(refused("/byte_fallback/count", 300), Catch::Contains("\"byte_fallback/count\" is 300"));
+  CHECK_THAT(refused("/byte_fallback/first_id", 5), Catch::Contains("\"byte_fallback/first_id\" is 5"));
+  CHECK_THAT(refused("/first_alphabet_id", 300), Catch::Contains("\"first_alphabet_id\" is 300"));
+  CHECK_THAT(refused("/special_tokens/<unk>", 7), Catch::Contains("\"special_tokens\""));
+  CHECK_THAT(refused("/pretokenizer", "whitespace"), Catch::Contains("\"pretokenizer\""));
+  // The fields are descriptive: a model without them loads.
+  auto bare = nlohmann::json::parse(model.to_json());
+  for (const char* field : {"vocab_size", "byte_fallback", "first_alphabet_id", "special_tokens"}) bare.erase(field);
+  CHECK(BpeModel::from_json(bare.dump(), "bare.json").hash() == model.hash());
+}
+
 namespace {
 // Random valid UTF-8: ASCII (controls included), Latin letters with combining marks, CJK, emoji
 // (with ZWJ and skin tones), spaces of all kinds, the literal marker, and empty lines.

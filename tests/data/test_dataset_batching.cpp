@@ -201,4 +201,12 @@ TEST_CASE("corpus prepare: encodes, filters with counts, and round-trips through
   const std::string error = read_file(dir.file("err.txt"));
   CHECK(error.find("t.en' has 4 lines") != std::string::npos);
   CHECK(error.find("short.de' has 1 lines") != std::string::npos);
+
+  // a .tsv holds both sides: a --train-tgt beside it would be ignored, so it is refused as a bad flag
+  const std::string with_target = std::string(AGF_BINARY) + " corpus prepare --train-src " + dir.file("v.tsv") +
+                                  " --train-tgt " + dir.file("t.de") + " --bpe " + dir.file("bpe.json") + " --out " +
+                                  dir.file("out3") + " 2> " + dir.file("err.txt");
+  CHECK(WEXITSTATUS(std::system(with_target.c_str())) == 2);
+  CHECK(read_file(dir.file("err.txt")).find("--train-tgt: not used with a .tsv --train-src") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("out3/train.bin")));
 }

@@ -37,6 +37,11 @@ TEST_CASE("agf inspect draws one panel per module and direction, and refuses sch
     CHECK(points[3 * panel] == points[3 * panel + 2]);
     CHECK(points[3 * panel + 1] == points[3 * panel + 2]);
   }
+  // An --out that cannot be written is an error, not "written".
+  const auto unwritable = run_agf("inspect --checkpoint " + checkpoint + " --out " + scratch.file("no-such-folder/field.svg"));
+  CHECK(unwritable.status == 1);
+  CHECK_THAT(unwritable.output, Catch::Contains("cannot create '" + scratch.file("no-such-folder/field.svg") + "'"));
+  CHECK_THAT(unwritable.output, !Catch::Contains("written"));
   const std::string rope = scratch.file("rope.safetensors");
   REQUIRE(run_agf("init --preset tiny --pos rope --vocab " + bpe + " --out " + rope).status == 0);
   const auto refused = run_agf("inspect --checkpoint " + rope + " --out " + svg);

@@ -80,6 +80,31 @@ TEST_CASE("corrupt and truncated safetensors files give errors naming the file",
   fs::remove_all(folder);
 }
 
+TEST_CASE("a tensor whose byte size overflows 64 bits is refused naming the file and tensor", "[train][safetensors][errors]") {
+  const fs::path folder = temporary_folder();
+  // A header declaring one huge tensor with an empty data range, as a hostile file would.
+  auto write_header = [&](const std::string& name, const std::string& json) {
+    const std::string path = (folder / name).string();
+    std::string content(8, '\0');
+    for (int i = 0; i < 8; ++i) content[i] = static_cast<char>(json.size() >> (8 * i));
+    std::ofstream(path, std::ios::binary) << content << json;
+    return path;
+  };
+  // 2^62 f32 elements: 2^64 bytes, which wrapped to 0 and matched the empty data_offsets.
+  const std::string wraps = write_header("wraps.safetensors",
+      R"({"huge":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})");
+  CHECK_THROWS_WITH(agf::train::load_safetensors(wraps), Catch::Contains("wraps.safetensors") &&
+                                                           Catch::Contains("tensor 'huge'") &&
+                                                           Catch::Contains("do not fit in 64 bits"));
+  // An element count that overflows int64 itself.
+  const std::string overflows = write_header("overflows.safetensors",
+      R"({"huge":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})");
+  CHECK_THROWS_WITH(agf::train::load_safetensors(overflows), Catch::Contains("overflows.safetensors") &&
+                                                               Catch::Contains("tensor 'huge'") &&
+                                                               Catch::Contains("does not fit in 64 bits"));
+  fs::remove_all(folder);
+}
+
 TEST_CASE("the safetensors library reads agf's files and agf reads its files", "[train][safetensors][peer]") {
   if (!python_has("safetensors") || !python_has("numpy")) {
     AGF_SKIP("python3 modules safetensors and numpy are not installed (tools/setup.sh installs them)");

@@ -14,6 +14,7 @@
 #include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
 #include "core/device.h"
+#include "data/bpe_model.h"
 #include "train/checkpoint.h"
 
 namespace {
@@ -79,6 +80,48 @@ TEST_CASE("a resumed run computes exactly the losses of an uninterrupted one", "
     INFO("step " << step);
     CHECK(actual.at(step) == loss);  // bit for bit
   }
+}
+
+TEST_CASE("train --resume refuses a folder without a run and a run trained with another BPE model", "[train][cli][resume][errors]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  const std::string flags = tiny_flags + " --max-steps 2 --valid-every 2";
+  // A mistyped --out must not start a new run unnoticed.
+  const auto nowhere = run_agf("train --data " + data + " --out " + scratch.file("typo") + flags + " --resume");
+  CHECK(nowhere.status == 1);
+  CHECK_THAT(nowhere.output, Catch::Contains("--resume: " + scratch.file("typo") + " holds no run to continue"));
+  CHECK_FALSE(std::filesystem::exists(scratch.file("typo")));
+  // A run killed before its first checkpoint has nothing to continue: it starts again, and says so.
+  std::filesystem::create_directories(scratch.file("early/checkpoints"));
+  const auto early = run_agf("train --data " + data + " --out " + scratch.file("early") + flags + " --resume");
+  CHECK(early.status == 0);
+  CHECK_THAT(early.output, Catch::Contains("holds no checkpoint yet") && Catch::Contains("starting it from step 0"));
+  // Another tokenizer of the same size: the ids would change meaning under the trained embeddings.
+  const std::string other_bpe = scratch.file("other-bpe.json"), other_data = scratch.file("other-data");
+  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 "
+                  "--character-coverage 0.95 --output " + other_bpe).status == 0);
+  const auto ours = agf::data::BpeModel::load(data + "/bpe.json"), theirs = agf::data::BpeModel::load(other_bpe);
+  REQUIRE(ours.vocab_size() == theirs.vocab_size());
+  REQUIRE(ours.hash() != theirs.hash());
+  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture + "/train.de --valid-src " +
+                  fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + other_bpe + " --out " + other_data)
+              .status == 0);
+  const auto mixed = run_agf("train --data " + other_data + " --out " + scratch.file("early") + tiny_flags +
+                             " --max-steps 4 --resume");
+  INFO(mixed.output);
+  CHECK(mixed.status == 1);
+  CHECK_THAT(mixed.output, Catch::Contains("step_00000002.safetensors: the run was trained with another BPE model than " +
+                                           other_data + "/bpe.json"));
+}
+
+TEST_CASE("filesystem errors exit 1 naming the path", "[train][cli][errors]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  const std::string file = scratch.write("a-file", "not a folder\n");
+  const auto trained = run_agf("train --data " + data + " --out " + file + tiny_flags + " --max-steps 1");
+  INFO(trained.output);
+  CHECK(trained.status == 1);
+  CHECK_THAT(trained.output, Catch::Contains("agf: error:") && Catch::Contains(file));
 }
 
 TEST_CASE("SIGTERM stops training with a checkpoint and --resume continues it exactly", "[train][cli][resume]") {

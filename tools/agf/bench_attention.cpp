@@ -13,6 +13,7 @@
 #include "nn/positional/positional_encoding.h"
 #include "ops/attention.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #ifdef AGF_WITH_CUDA
 #include "ops/cuda/attention.h"
 #endif
@@ -155,13 +156,13 @@ void bench_attention(const BenchFlags& flags) {
 const agf::cli::BenchRegistration registration{
     "attention", "Forward+backward time of the attention op per positional scheme", [](CLI::App& command) {
       auto flags = std::make_shared<BenchFlags>();
-      command.add_option("--batch", flags->batch, "B")->capture_default_str()->check(CLI::PositiveNumber);
-      command.add_option("--heads", flags->heads, "H")->capture_default_str()->check(CLI::PositiveNumber);
-      command.add_option("--length", flags->length, "T (queries = keys)")->capture_default_str()->check(CLI::PositiveNumber);
-      command.add_option("--head-dim", flags->head_dim, "dk")->capture_default_str()->check(CLI::PositiveNumber);
+      command.add_option("--batch", flags->batch, "B")->capture_default_str()->check(agf::cli::positive_number());
+      command.add_option("--heads", flags->heads, "H")->capture_default_str()->check(agf::cli::positive_number());
+      command.add_option("--length", flags->length, "T (queries = keys)")->capture_default_str()->check(agf::cli::positive_number());
+      command.add_option("--head-dim", flags->head_dim, "dk")->capture_default_str()->check(agf::cli::positive_number());
       command.add_option("--repeats", flags->repeats, "Timed rounds (each times every scheme once; the best is reported)")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(agf::cli::positive_number());
       command.add_option("--dtype", flags->dtype, "f32 or f64 (on cuda also f16, bf16)")->capture_default_str();
       command.add_option("--device", flags->device,
                          "cpu or cuda (cuda: the op's kernel, fused where it can, beside the materializing one)")

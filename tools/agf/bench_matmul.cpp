@@ -6,11 +6,13 @@
 
 #include <tuple>
 
+#include "core/number_text.h"
 #include "core/random.h"
 #include "ops/cpu/gemm.h"
 #include "ops/matmul.h"
 #include "tools/agf/bench_timing.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #ifdef AGF_WITH_CUDA
 #include "core/cuda/runtime.h"
 #endif
@@ -21,9 +23,10 @@ namespace {
 agf::Device parse_bench_device(const std::string& name) {
   if (name == "cpu") return agf::Device::cpu();
   if (name == "cuda") return agf::Device::cuda(0);
-  if (name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
-      name.find_first_not_of("0123456789", 5) == std::string::npos) {
-    return agf::Device::cuda(std::stoi(name.substr(5)));
+  if (name.rfind("cuda:", 0) == 0) {
+    if (const auto index = agf::parse_number<int>(std::string_view(name).substr(5)); index && *index >= 0) {
+      return agf::Device::cuda(*index);
+    }
   }
   agf::fail("bench matmul: --device {} is not cpu, cuda or cuda:N", name);
 }
@@ -106,7 +109,7 @@ const agf::cli::BenchRegistration registration{"matmul", "throughput of matrix p
                    "Also (or, without --sizes, only) the products of a cpu-small training step, transposed forms included");
   command.add_option("--repeats", *repeats, "Timed repetitions per size (the best is reported)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(agf::cli::positive_number());
   command.add_option("--dtype", *dtype, "f32 or f64 (cpu); f32, f64, f16 or bf16 (cuda)")->capture_default_str();
   command.add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
   command.callback([=] { bench_matmul(*sizes, *model_shapes, *repeats, *dtype, *device); });

@@ -15,6 +15,7 @@
 #include "nn/transformer_flops.h"
 #include "tools/agf/bench_timing.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "tools/agf/model_flags.h"
 #include "train/device_flag.h"
 #include "train/mixed_precision.h"
@@ -100,15 +101,15 @@ const agf::cli::BenchRegistration registration{"train", "Target tokens/s of full
   auto flags = std::make_shared<BenchTrainFlags>();
   flags->model.add_to(command);
   command.add_option("--schemes", flags->schemes, "Schemes to time, e.g. sinusoidal agf-m+pcmv (default: --pos)");
-  command.add_option("--batch", flags->batch, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
-  command.add_option("--length", flags->length, "Tokens per sentence, each side")->capture_default_str()->check(CLI::PositiveNumber);
-  command.add_option("--vocab", flags->vocabulary, "Vocabulary size")->capture_default_str()->check(CLI::Range(5, 1 << 20));
-  command.add_option("--steps", flags->steps, "Timed steps (after one warm-up)")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--batch", flags->batch, "Sentences per batch")->capture_default_str()->check(agf::cli::positive_number());
+  command.add_option("--length", flags->length, "Tokens per sentence, each side")->capture_default_str()->check(agf::cli::positive_number());
+  command.add_option("--vocab", flags->vocabulary, "Vocabulary size")->capture_default_str()->check(agf::cli::number_between(5, 1 << 20));
+  command.add_option("--steps", flags->steps, "Timed steps (after one warm-up)")->capture_default_str()->check(agf::cli::positive_number());
   command.add_option("--device", flags->device, "cpu or cuda[:N]")->capture_default_str();
   command.add_option("--precision", flags->precision, "fp32, or fp16/bf16 compute with f32 masters (GPU)")->capture_default_str();
   command.add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(agf::cli::positive_number());
   command.callback([flags] { bench_train(*flags); });
 }};
 

@@ -17,6 +17,7 @@
 #include "data/text_file.h"
 #include "data/utf8.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 
 namespace {
 
@@ -165,13 +166,13 @@ agf::cli::Registration registration{"bpe", "BPE tokenizer: learn, encode, decode
   learn_command->add_option("--input", learn_args->inputs, "text files, one sentence a line (xz read transparently)")
       ->required()->check(CLI::ExistingFile);
   learn_command->add_option("--vocab-size", learn_args->vocab_size, "vocabulary size, specials and 256 byte tokens included")
-      ->capture_default_str();
+      ->capture_default_str()->check(agf::cli::positive_number());
   learn_command->add_option("--output", learn_args->output, "model file to write (JSON)")->required();
   learn_command->add_option("--character-coverage", learn_args->coverage,
                             "share of character occurrences the alphabet must cover; rarer characters use byte tokens")
-      ->capture_default_str();
+      ->capture_default_str()->check(agf::cli::number_between(0.0, 1.0));
   learn_command->add_option("--min-frequency", learn_args->min_frequency, "stop when no pair occurs this often")
-      ->capture_default_str();
+      ->capture_default_str()->check(agf::cli::non_negative_number());
   learn_command->add_option("--huggingface", learn_args->huggingface_output,
                             "also write a Hugging Face tokenizer.json here");
   learn_command->add_flag("--skip-invalid", learn_args->skip_invalid, "skip lines that are not valid UTF-8 (default: error)");

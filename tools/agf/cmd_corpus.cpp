@@ -9,6 +9,7 @@
 #include "data/libreoffice_help_corpus.h"
 #include "data/prepare_dataset.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 
 namespace {
 
@@ -35,8 +36,10 @@ void add_build(CLI::App& corpus) {
                       "already unpacked packages (a tree with usr/share/libreoffice/help); default: apt-get download")
       ->check(CLI::ExistingDirectory);
   command->add_option("--seed", options->seed, "seed of the split shuffle")->capture_default_str();
-  command->add_option("--valid-size", options->valid_size, "pairs in the validation split")->capture_default_str();
-  command->add_option("--test-size", options->test_size, "pairs in the test split")->capture_default_str();
+  command->add_option("--valid-size", options->valid_size, "pairs in the validation split")->capture_default_str()
+      ->check(agf::cli::non_negative_number());
+  command->add_option("--test-size", options->test_size, "pairs in the test split")->capture_default_str()
+      ->check(agf::cli::non_negative_number());
   command->add_flag("--xz", options->compress_xz, "write the splits xz-compressed (*.xz)");
   command->callback([=] { build(*name, *options); });
 }
@@ -57,6 +60,10 @@ void prepare(const PrepareArgs& args) {
     const CorpusFormat format = format_of(source);
     AGF_CHECK(format == CorpusFormat::tsv || !target.empty(),
               "corpus prepare: --{}-src is given without --{}-tgt (only a .tsv file holds both sides)", name, name);
+    if (format == CorpusFormat::tsv && !target.empty()) {
+      throw CLI::ValidationError(fmt::format("--{}-tgt", name), fmt::format("not used with a .tsv --{}-src, which "
+                                 "holds both sides ({})", name, source));
+    }
     splits.push_back({name, source, target, format});
   }
   const auto reports = prepare_dataset(splits, args.model, args.out, args.options);
@@ -82,7 +89,7 @@ void add_prepare(CLI::App& corpus) {
   command->add_option("--format", args->format, "plain, tsv, sgm, or auto (by file name)")
       ->check(CLI::IsMember({"auto", "plain", "tsv", "sgm"}))->capture_default_str();
   command->add_option("--max-length", args->options.max_length, "drop pairs with a side longer than this many BPE tokens")
-      ->capture_default_str();
+      ->capture_default_str()->check(agf::cli::positive_number());
   command->add_flag("--skip-invalid", args->options.skip_invalid, "drop pairs with invalid UTF-8 (default: error)");
   command->callback([args] { prepare(*args); });
 }

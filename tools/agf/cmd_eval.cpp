@@ -1,12 +1,15 @@
 // agf eval: token accuracy, loss, perplexity and BLEU of a checkpoint on a split of a prepared dataset.
 #include <fmt/core.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "data/bpe_codec.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "train/checkpoint.h"
 #include "train/device_flag.h"
+#include "train/decode.h"
 #include "train/evaluate.h"
 
 namespace {
@@ -33,6 +36,8 @@ void run_eval(const EvalFlags& flags) {
   options.bleu_sentences = flags.bleu_sentences < 0 ? static_cast<int64_t>(dataset.size()) : flags.bleu_sentences;
   options.decode.beam = flags.beam;
   const auto result = agf::train::evaluate(*loaded.model, dataset, codec, options);
+  AGF_CHECK(std::isfinite(result.loss), "eval: {}: the loss on {} is {}: the model's outputs are not finite",
+            flags.checkpoint, path, result.loss);
   fmt::print("split {} ({} pairs, {} target tokens)\n", flags.split, dataset.size(), result.target_tokens);
   fmt::print("token accuracy {:.2f}%\nloss {:.4f}\nnll {:.4f}\nperplexity {:.2f}\n", result.token_accuracy, result.loss,
              result.nll, result.perplexity);
@@ -45,8 +50,9 @@ const agf::cli::Registration registration{"eval", "Token accuracy, loss and BLEU
   command.add_option("--data", flags->data, "Prepared dataset folder")->required()->check(CLI::ExistingDirectory);
   command.add_option("--split", flags->split, "valid, test, or any SPLIT.bin in --data")->capture_default_str();
   command.add_option("--bleu-sentences", flags->bleu_sentences, "Sentences translated for BLEU (default: all; 0: none)");
-  command.add_option("--beam", flags->beam, "Beam size of the translations (1: greedy)")->capture_default_str()->check(CLI::PositiveNumber);
-  command.add_option("--max-tokens", flags->max_tokens, "Padded token slots per batch")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--beam", flags->beam, "Beam size of the translations (1: greedy)")->capture_default_str()
+      ->check(agf::cli::number_between(1, agf::train::max_beam));
+  command.add_option("--max-tokens", flags->max_tokens, "Padded token slots per batch")->capture_default_str()->check(agf::cli::positive_number());
   command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
   command.callback([flags] { run_eval(*flags); });
 }};

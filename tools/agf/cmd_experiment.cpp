@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "tools/agf/model_flags.h"
 #include "train/device_flag.h"
 #include "train/experiment.h"
@@ -25,19 +26,19 @@ const agf::cli::Registration registration{"experiment", "Run a grid of trainings
   paper->add_option("--out", o.out_dir, "Grid folder: runs/, results.md")->required();
   paper->add_option("--preset", flags->model.preset, "Model size")->capture_default_str();
   paper->add_flag("--pre-norm", flags->model.pre_norm, "Pre-norm residual blocks");
-  paper->add_option("--max-steps", o.max_steps, "Updates per run")->required()->check(CLI::PositiveNumber);
-  paper->add_option("--max-tokens", o.max_tokens, "Padded token slots per batch")->capture_default_str()->check(CLI::PositiveNumber);
-  paper->add_option("--update-freq", o.update_freq, "Batches accumulated per update")->capture_default_str()->check(CLI::PositiveNumber);
-  paper->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(CLI::PositiveNumber);
-  paper->add_option("--warmup", o.warmup, "Warmup steps")->capture_default_str()->check(CLI::PositiveNumber);
-  paper->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")->capture_default_str()->check(CLI::PositiveNumber);
-  paper->add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU")->capture_default_str()->check(CLI::NonNegativeNumber);
+  paper->add_option("--max-steps", o.max_steps, "Updates per run")->required()->check(agf::cli::positive_number());
+  paper->add_option("--max-tokens", o.max_tokens, "Padded token slots per batch")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--update-freq", o.update_freq, "Batches accumulated per update")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--warmup", o.warmup, "Warmup steps")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU")->capture_default_str()->check(agf::cli::non_negative_number());
   paper->add_option("--seed", o.seed, "First seed")->capture_default_str();
-  paper->add_option("--seeds", flags->options.seeds, "Seeds of every scheme")->capture_default_str()->check(CLI::PositiveNumber);
-  paper->add_option("--best-seeds", flags->options.best_seeds, "Seeds of the best schemes")->capture_default_str()->check(CLI::PositiveNumber);
-  paper->add_option("--best-count", flags->options.best_count, "How many best schemes get --best-seeds")->capture_default_str()->check(CLI::NonNegativeNumber);
+  paper->add_option("--seeds", flags->options.seeds, "Seeds of every scheme")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--best-seeds", flags->options.best_seeds, "Seeds of the best schemes")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--best-count", flags->options.best_count, "How many best schemes get --best-seeds")->capture_default_str()->check(agf::cli::non_negative_number());
   paper->add_option("--schemes", flags->options.schemes, "Scheme labels instead of the paper's grid (e.g. vanilla agf-m+pcmv)");
-  paper->add_option("--threads", flags->threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
+  paper->add_option("--threads", flags->threads, "CPU threads (default: all)")->check(agf::cli::non_negative_number());
   paper->add_option("--device", flags->device, "Where every run trains: cpu, cuda or cuda:N")->capture_default_str();
   paper->add_option("--precision", flags->precision, "fp32, or fp16/bf16 with f32 master weights (needs --device cuda)")->capture_default_str();
   paper->callback([flags] {

@@ -7,6 +7,7 @@
 #include "data/text_file.h"
 #include "data/utf8.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
 
@@ -67,7 +68,8 @@ const agf::cli::Registration registration{"grad", "Loss and every parameter grad
   command.add_option("--out", flags->out, "Output .safetensors: `loss` and the gradients under parameter names")->required();
   command.add_option("--save-batch", flags->save_batch, "Also write the batch (encoder_input, decoder_input, decoder_target)");
   command.add_option("--dtype", flags->dtype, "Compute in f64 or f32")->capture_default_str();
-  command.add_option("--label-smoothing", flags->label_smoothing, "ε of the loss")->capture_default_str();
+  command.add_option("--label-smoothing", flags->label_smoothing, "ε of the loss")->capture_default_str()
+      ->check(agf::cli::number_between(0.0, 1.0));
   command.callback([flags] { run_grad(*flags); });
 }};
 

@@ -3,14 +3,19 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <fstream>
 
+#include "data/text_file.h"
 #include "ops/attention_positional.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "tools/agf/svg_plot.h"
 #include "train/checkpoint.h"
 
 namespace {
+
+// Each distance is a point of every curve: past this many the SVG (and the coefficient table) grows to
+// gigabytes without showing more.
+constexpr int64_t kMaxPlottedDistance = 100000;
 
 struct InspectFlags {
   std::string checkpoint, out;
@@ -77,7 +82,7 @@ void run_inspect(const InspectFlags& flags) {
   }
   const std::string title = fmt::format("{}: {} {} — learned positional coefficient C(D)", flags.checkpoint, config.preset,
                                         config.scheme_label());
-  std::ofstream(flags.out) << agf::cli::render_loglog_panels(title, panels, 2, "distance D", "|C(D)|");
+  agf::data::write_file(flags.out, agf::cli::render_loglog_panels(title, panels, 2, "distance D", "|C(D)|"));
   fmt::print("{} panels ({} heads each) written to {}\n", panels.size(), heads, flags.out);
 }
 
@@ -85,7 +90,8 @@ const agf::cli::Registration registration{"inspect", "Plot the learned gravitati
   auto flags = std::make_shared<InspectFlags>();
   command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint")->required()->check(CLI::ExistingFile);
   command.add_option("--out", flags->out, "Output .svg")->required();
-  command.add_option("--max-distance", flags->max_distance, "Largest distance D plotted")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--max-distance", flags->max_distance, "Largest distance D plotted")->capture_default_str()
+      ->check(agf::cli::number_between(1, kMaxPlottedDistance));
   command.callback([flags] { run_inspect(*flags); });
 }};
 

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "tools/agf/model_flags.h"
 #include "train/device_flag.h"
 #include "train/trainer.h"
@@ -23,22 +24,22 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
     command.add_option("--data", o.data_dir, "Prepared dataset folder (agf corpus prepare --out)")->required()->check(CLI::ExistingDirectory);
     command.add_option("--out", o.out_dir, "Run folder")->required();
     flags->model.add_to(command);
-    command.add_option("--max-steps", o.max_steps, "Optimizer updates in the whole run (counting resumed ones)")->capture_default_str()->check(CLI::PositiveNumber);
-    command.add_option("--max-minutes", o.max_minutes, "Stop after this much training time, with a checkpoint (0: no limit)")->capture_default_str()->check(CLI::NonNegativeNumber);
-    command.add_option("--max-tokens", o.max_tokens, "Padded token slots per batch")->capture_default_str()->check(CLI::PositiveNumber);
-    command.add_option("--update-freq", o.update_freq, "Batches accumulated per update")->capture_default_str()->check(CLI::PositiveNumber);
-    command.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(CLI::PositiveNumber);
-    command.add_option("--warmup", o.warmup, "Warmup steps of the inverse-square-root schedule")->capture_default_str()->check(CLI::PositiveNumber);
-    command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")->capture_default_str()->check(CLI::NonNegativeNumber);
-    command.add_option("--label-smoothing", o.label_smoothing, "ε of the label-smoothed loss")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-    command.add_option("--valid-every", o.valid_every, "Validate and checkpoint every N steps")->capture_default_str()->check(CLI::PositiveNumber);
-    command.add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU (0: none)")->capture_default_str()->check(CLI::NonNegativeNumber);
-    command.add_option("--keep-last", o.keep_last, "Step checkpoints to keep (best.safetensors is kept besides)")->capture_default_str()->check(CLI::PositiveNumber);
-    command.add_option("--log-every", o.log_every, "Progress line every N steps when stderr is not a terminal")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--max-steps", o.max_steps, "Optimizer updates in the whole run (counting resumed ones)")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--max-minutes", o.max_minutes, "Stop after this much training time, with a checkpoint (0: no limit)")->capture_default_str()->check(agf::cli::non_negative_number());
+    command.add_option("--max-tokens", o.max_tokens, "Padded token slots per batch")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--update-freq", o.update_freq, "Batches accumulated per update")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--warmup", o.warmup, "Warmup steps of the inverse-square-root schedule")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
+    command.add_option("--label-smoothing", o.label_smoothing, "ε of the label-smoothed loss")->capture_default_str()->check(agf::cli::number_between(0.0, 1.0));
+    command.add_option("--valid-every", o.valid_every, "Validate and checkpoint every N steps")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU (0: none)")->capture_default_str()->check(agf::cli::non_negative_number());
+    command.add_option("--keep-last", o.keep_last, "Step checkpoints to keep (best.safetensors is kept besides)")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--log-every", o.log_every, "Progress line every N steps when stderr is not a terminal")->capture_default_str()->check(agf::cli::positive_number());
     command.add_option("--seed", o.seed, "Seed of parameters, data order and dropout")->capture_default_str();
     command.add_flag("--resume", o.resume, "Continue the run in --out from its latest checkpoint");
     command.add_flag("--quiet", o.quiet, "No progress output");
-    command.add_option("--threads", flags->threads, "CPU threads (default: all)")->check(CLI::NonNegativeNumber);
+    command.add_option("--threads", flags->threads, "CPU threads (default: all)")->check(agf::cli::non_negative_number());
     command.add_option("--device", flags->device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
     command.add_option("--precision", flags->precision, "fp32, or fp16/bf16 compute with f32 master weights (needs "
                        "--device cuda; docs/mixed-precision.md)")->capture_default_str();

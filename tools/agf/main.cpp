@@ -1,8 +1,10 @@
 // The `agf` program: one binary, one subcommand per file (see command.h). Errors go to stderr with a
-// non-zero exit status: 1 for agf::Error (bad input), 2 for bad flags, 3 for anything unexpected.
+// non-zero exit status: 1 for bad input (agf::Error; a filesystem error, which names its path), 2 for bad
+// flags, 3 for anything unexpected.
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include "core/error.h"
 #include "tools/agf/command.h"
@@ -36,6 +38,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
   } catch (const agf::Error& error) {
+    std::fprintf(stderr, "agf: error: %s\n", error.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& error) {  // a path that cannot be made, read or written
     std::fprintf(stderr, "agf: error: %s\n", error.what());
     return 1;
   } catch (const std::exception& error) {

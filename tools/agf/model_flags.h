@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "nn/transformer_config.h"
+#include "tools/agf/flag_checks.h"
 
 namespace agf::cli {
 
@@ -32,10 +33,11 @@ struct ModelFlags {
     command.add_flag("--pre-norm", pre_norm, "Pre-norm residual blocks (default: post-norm)");
     command.add_option("--max-distance", max_distance, "L: the longest distance with its own lc2/lc3 entry")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    command.add_option("--k", k, "The LC1 exponent k (its initial value with --learnable-k)")->capture_default_str();
+        ->check(agf::cli::positive_number());
+    command.add_option("--k", k, "The LC1 exponent k (its initial value with --learnable-k)")->capture_default_str()
+        ->check(agf::cli::finite_number());
     command.add_flag("--learnable-k", learnable_k, "Learn the LC1 exponent");
-    command.add_option("--dropout", dropout, "Override the preset's dropout")->check(CLI::Range(0.0, 0.99));
+    command.add_option("--dropout", dropout, "Override the preset's dropout")->check(agf::cli::number_between(0.0, 0.99));
   }
 
   nn::TransformerConfig config(int64_t vocabulary_size) const {
