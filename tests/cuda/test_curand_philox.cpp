@@ -1,7 +1,8 @@
 // cuRAND's Philox4x32-10 (its real device header, compiled here for the host) draws agf's Philox stream:
 // element e of agf's stream (seed, offset) is cuRAND's curand_init(seed, 0, 4·offset + e)
 // (core/cuda/curand_philox_mapping.h). These need no GPU: cuRAND's device functions are inline C++ with a
-// host branch.
+// host branch. The GPU kernels that use them are compared with the CPU in test_dropout_cuda.cpp,
+// test_random_cuda.cpp and test_attention_cuda.cpp; the last cases here check the wrappers' range check.
 #include <catch2/catch.hpp>
 
 #ifdef AGF_WITH_CUDA
@@ -10,6 +11,9 @@
 
 #include "core/cuda/curand_philox.h"
 #include "core/philox.h"
+#include "core/random.h"
+#include "ops/dropout.h"
+#include "tests/cuda/nn_op_compare.h"
 
 using namespace agf;
 using cuda::curand_philox_position;
@@ -101,4 +105,21 @@ TEST_CASE("the mapping holds below 2^62 and the range check refuses what lies be
   CHECK_NOTHROW(cuda::require_curand_philox_range("dropout", kLargestOffset, 4));
 }
 
+TEST_CASE("GPU dropout and fills at the last offsets cuRAND can reach equal the CPU, and refuse beyond",
+          "[cuda][gpu]") {
+  AGF_REQUIRE_GPU();
+  const uint64_t offset = kLargestOffset - 2;  // 12 elements: positions up to 2^64 - 1
+  const Tensor x = testing::random_f64({12}, 3).to(DType::f32);
+  testing::require_close(ops::dropout_forward(x.to(Device::cuda()), 0.5, 11, offset),
+                         ops::dropout_forward(x, 0.5, 11, offset), 0, 0, "dropout at the last offsets");
+  CHECK_THROWS_WITH(ops::dropout_forward(Tensor::zeros({13}, DType::f32, Device::cuda()), 0.5, 11, offset),
+                    Catch::Contains("dropout") && Catch::Contains("cuRAND"));
+  Generator cpu_generator(5, offset), gpu_generator(5, offset);
+  Tensor gpu = Tensor::empty({12}, DType::f32, Device::cuda());
+  fill_uniform(gpu, gpu_generator);
+  testing::require_close(gpu, uniform({12}, cpu_generator), 0, 0, "fill_uniform at the last offsets");
+  Generator beyond(5, offset);
+  Tensor too_many = Tensor::empty({13}, DType::f32, Device::cuda());
+  CHECK_THROWS_WITH(fill_uniform(too_many, beyond), Catch::Contains("fill_uniform") && Catch::Contains("cuRAND"));
+}
 #endif  // AGF_WITH_CUDA
