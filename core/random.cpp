@@ -5,6 +5,7 @@
 #include "core/philox.h"
 #include "core/random_values.h"
 #ifdef AGF_WITH_CUDA
+#include "core/cuda/curand_philox_mapping.h"
 #include "core/cuda/random_kernels.h"
 #include "core/cuda/strided_index_host.h"
 #endif
@@ -15,10 +16,12 @@ static_assert(kTwoPi == 2.0 * std::numbers::pi);
 
 namespace {
 #ifdef AGF_WITH_CUDA
-// A CUDA tensor is filled in place by a kernel that computes the same element values (core/cuda/random_kernels.h).
-bool fill_on_cuda(Tensor& tensor, const char* op) {
+// A CUDA tensor is filled in place by a kernel that computes the same element values (core/cuda/random_kernels.h)
+// from cuRAND's Philox, whose positions must hold the `words` words at `offset`.
+bool fill_on_cuda(Tensor& tensor, const char* op, uint64_t offset, uint64_t words) {
   if (!tensor.device().is_cuda()) return false;
   AGF_CHECK(is_floating(tensor.dtype()), "{}: needs a floating-point tensor, got {}", op, tensor.description());
+  cuda::require_curand_philox_range(op, offset, words);
   return true;
 }
 cuda::StridedIndex<1> element_offsets(const Tensor& tensor, const char* op) {
@@ -46,7 +49,7 @@ void fill_uniform(Tensor& tensor, Generator& generator, double low, double high)
   const uint64_t seed = generator.seed();
   const uint64_t offset = generator.advance(tensor.numel());
 #ifdef AGF_WITH_CUDA
-  if (fill_on_cuda(tensor, "fill_uniform")) {
+  if (fill_on_cuda(tensor, "fill_uniform", offset, static_cast<uint64_t>(tensor.numel()))) {
     return cuda::fill_uniform_elements(tensor.dtype(), tensor.raw_data(), element_offsets(tensor, "fill_uniform"),
                                        tensor.numel(), seed, offset, low, high, tensor.device().index);
   }
@@ -60,7 +63,7 @@ void fill_normal(Tensor& tensor, Generator& generator, double mean, double stdde
   const uint64_t seed = generator.seed();
   const uint64_t offset = generator.advance(tensor.numel() + 1);  // pairs: round up to even
 #ifdef AGF_WITH_CUDA
-  if (fill_on_cuda(tensor, "fill_normal")) {
+  if (fill_on_cuda(tensor, "fill_normal", offset, static_cast<uint64_t>(tensor.numel()) + 1)) {
     return cuda::fill_normal_elements(tensor.dtype(), tensor.raw_data(), element_offsets(tensor, "fill_normal"),
                                       tensor.numel(), seed, offset, mean, stddev, tensor.device().index);
   }

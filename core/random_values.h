@@ -22,14 +22,6 @@ namespace agf {
 // 2π rounded to double (= 2.0 * std::numbers::pi, exactly: doubling is exact).
 inline constexpr double kTwoPi = 6.283185307179586;
 
-// The four random words of elements 4·group … 4·group + 3 of the stream (seed, offset): lane k equals
-// Philox4x32::bits(seed, offset, 4·group + k). A kernel thread that owns a whole group runs Philox once.
-AGF_HOST_DEVICE inline Philox4x32::Block philox_group(uint64_t seed, uint64_t offset, uint64_t group) {
-  const uint64_t block = offset + group;
-  return Philox4x32::generate({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0u, 0u},
-                              static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-}
-
 // low + (high - low)·u, u = uniform_from_bits(bits) ∈ [0, 1), rounded once.
 AGF_HOST_DEVICE inline double uniform_value(uint32_t bits, double low, double high) {
   return ::fma(high - low, static_cast<double>(uniform_from_bits(bits)), low);

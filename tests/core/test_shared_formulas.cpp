@@ -1,6 +1,6 @@
 // The formulas shared by the CPU and the CUDA kernels (AGF_HOST_DEVICE headers), checked on the CPU:
-// the Philox group a GPU thread draws, the uniform and Box–Muller values, the dropout keep test, the
-// label-smoothed row loss and Adam's element update — and that the CPU ops use exactly these.
+// the uniform and Box–Muller values, the dropout keep test, the label-smoothed row loss and Adam's
+// element update — and that the CPU ops use exactly these.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <numbers>
@@ -16,18 +16,6 @@
 #include "train/adam_update.h"
 
 using namespace agf;
-
-TEST_CASE("philox_group holds the four words of Philox4x32::bits", "[core][random]") {
-  for (uint64_t seed : {0ULL, 7ULL, 0x0123456789abcdefULL}) {
-    for (uint64_t offset : {0ULL, 5ULL, (1ULL << 32) - 1, (1ULL << 40) + 3}) {
-      for (uint64_t group : {0ULL, 1ULL, 1000ULL, (1ULL << 33) + 1}) {
-        const Philox4x32::Block words = philox_group(seed, offset, group);
-        for (uint64_t lane = 0; lane < 4; ++lane)
-          CHECK(words[lane] == Philox4x32::bits(seed, offset, 4 * group + lane));
-      }
-    }
-  }
-}
 
 TEST_CASE("fills use the shared uniform and Box-Muller formulas", "[core][random]") {
   CHECK(kTwoPi == 2.0 * std::numbers::pi);

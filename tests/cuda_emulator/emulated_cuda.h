@@ -4,12 +4,21 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+// cuRAND's device API, the real header: its host path (NV_IF_TARGET's NV_IS_HOST branches) is plain C++.
+// Included before the threadIdx/blockDim macros below, because curand_mtgp32_kernel.h declares
+// `extern const dim3 blockDim; extern const uint3 threadIdx;` for host compilers (never defined: only its
+// MTGP32 functions, which agf does not call, use them).
+#include <curand_kernel.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "tests/cuda_emulator/launch.h"
 #include "tests/cuda_emulator/thread_scheduler.h"
+
+// Kernel sources compiled for the emulator (shared headers use this where a kernel draws its random bits
+// through cuRAND and the CPU through core/philox.h, as __CUDA_ARCH__ does on the GPU).
+#define AGF_EMULATED_KERNEL_SOURCE 1
 
 // Blocks run one at a time, so a block's shared variables can be statics (they keep the previous
 // block's values where a GPU's would hold garbage; dynamic shared memory starts as NaN bytes instead).
