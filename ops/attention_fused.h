@@ -39,9 +39,6 @@
 
 #include "core/host_device.h"
 #include "core/philox.h"
-#if defined(__CUDACC__) || defined(AGF_EMULATED_KERNEL_SOURCE)
-#include "core/cuda/curand_philox.h"
-#endif
 
 #if defined(__CUDACC__)
 #define AGF_FUSED_FN __device__ __forceinline__  // block algorithms: run by the GPU executor only
@@ -193,23 +190,13 @@ struct QueryTile {
 };
 
 // The dropout mask on a: element e of the Philox stream (seed, offset) keeps a when its uniform is
-// >= p, exactly as the CPU op and ops::dropout_forward on a [B, H, Tq, Tk] tensor. In a kernel (on the GPU,
-// or compiled for the CUDA emulator) the word comes from cuRAND's Philox at the same element
-// (core/cuda/curand_philox.h); in the CPU emulation of the blocks, from core/philox.h: the same bits.
-// The wrapper that launches the kernels has checked require_curand_philox_range for the [B, H, Tq, Tk] pairs.
-// (keeps() is compiled both ways, so no program may call it from a host source and from a kernel source
-// compiled for the emulator: agf_tests_emulated links the kernels, agf_tests the CPU emulation, never both.)
+// >= p, exactly as the CPU op and ops::dropout_forward on a [B, H, Tq, Tk] tensor.
 struct DropoutMask {
   bool enabled = false;
   float threshold = 0;  // p, as float (the comparison the CPU makes)
   uint64_t seed = 0, offset = 0;
   AGF_HOST_DEVICE bool keeps(int64_t element) const {
-#if defined(__CUDA_ARCH__) || defined(AGF_EMULATED_KERNEL_SOURCE)
-    const uint32_t bits = ::agf::cuda::curand_philox_bits(seed, offset, static_cast<uint64_t>(element));
-#else
-    const uint32_t bits = Philox4x32::bits(seed, offset, static_cast<uint64_t>(element));
-#endif
-    return uniform_from_bits(bits) >= threshold;
+    return uniform_from_bits(Philox4x32::bits(seed, offset, static_cast<uint64_t>(element))) >= threshold;
   }
 };
 

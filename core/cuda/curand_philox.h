@@ -5,8 +5,9 @@
 //
 // What a state costs: curand_init computes two Philox blocks (one when it sets the subsequence, one when it
 // skips to the position) and every curand4 computes the next block. A kernel that needs many consecutive
-// groups of four words therefore keeps one state for a run of them (CurandPhiloxGroups); a single word
-// (curand_philox_bits) pays for the whole initialisation.
+// groups of four words therefore keeps one state for a run of them (CurandPhiloxGroups). A single word would
+// pay for the whole initialisation: two or three blocks for one word, which is why attention's dropout, one
+// word per (query, key) pair at scattered indices, keeps core/philox.h (docs/cuda.md).
 //
 // For .cu files only (the CUDA emulator compiles them with the host compiler and cuRAND's real header).
 #include <curand_kernel.h>
@@ -35,12 +36,5 @@ class CurandPhiloxGroups {
  private:
   curandStatePhilox4_32_10_t state_;
 };
-
-// Philox4x32::bits(seed, offset, element), from cuRAND.
-__device__ inline uint32_t curand_philox_bits(uint64_t seed, uint64_t offset, uint64_t element) {
-  curandStatePhilox4_32_10_t state;
-  curand_init(seed, /*subsequence=*/0, curand_philox_position(offset, element), &state);
-  return curand(&state);
-}
 
 }  // namespace agf::cuda

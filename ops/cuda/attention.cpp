@@ -13,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/cuda/curand_philox_mapping.h"
 #include "core/cuda/runtime.h"
 #include "ops/attention_fused.h"
 #include "ops/attention_materialized_steps.h"
@@ -32,14 +31,9 @@ using materialized::term_of;
 
 using Geometry = AttentionGeometry;
 
-void check_options(const AttentionOptions& options, const Geometry& g, const char* op) {
+void check_options(const AttentionOptions& options) {
   AGF_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "attention: dropout must be in [0, 1), got {}",
             options.dropout);
-  // The kernels draw the mask of the [B, H, Tq, Tk] pairs from cuRAND's Philox (ops/attention_fused.h).
-  if (options.dropout > 0) {
-    agf::cuda::require_curand_philox_range(op, options.dropout_offset,
-                                           static_cast<uint64_t>(g.batch * g.heads * g.queries * g.keys));
-  }
 }
 
 // key_lengths as the kernels read them: i64 [B] on q's device (undefined = no padding). Checked on the host
@@ -307,7 +301,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
                                    const PositionalParameters& positional, const AttentionOptions& options,
                                    AttentionKernel kernel) {
   const Geometry g = attention_geometry(q_in, k_in, v_in, options.scheme);
-  check_options(options, g, "attention");
+  check_options(options);
   const Device device = q_in.device();
   const Tensor table = device_table(positional, options, g, device, compute_dtype(q_in.dtype()));
   const Tensor lengths = device_key_lengths(key_lengths, q_in, g);
@@ -323,7 +317,7 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
                                       const Tensor& key_lengths, const PositionalParameters& positional,
                                       const AttentionOptions& options, const AttentionSaved& saved) {
   const Geometry g = attention_geometry(q_in, k_in, v_in, options.scheme);
-  check_options(options, g, "attention_backward");
+  check_options(options);
   AGF_CHECK(grad_in.defined() && grad_in.shape() == Shape({g.batch, g.heads, g.queries, g.head_dim}),
             "attention_backward: the gradient must be [{}, {}, {}, {}], got {}", g.batch, g.heads, g.queries,
             g.head_dim, grad_in.defined() ? grad_in.description() : "undefined");

@@ -16,10 +16,6 @@
 #include "tests/cuda_emulator/launch.h"
 #include "tests/cuda_emulator/thread_scheduler.h"
 
-// Kernel sources compiled for the emulator (shared headers use this where a kernel draws its random bits
-// through cuRAND and the CPU through core/philox.h, as __CUDA_ARCH__ does on the GPU).
-#define AGF_EMULATED_KERNEL_SOURCE 1
-
 // Blocks run one at a time, so a block's shared variables can be statics (they keep the previous
 // block's values where a GPU's would hold garbage; dynamic shared memory starts as NaN bytes instead).
 #undef __shared__
