@@ -575,7 +575,10 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
   const PositionalTableShape table_shape{g.heads, g.head_dim, g.distances};
   AttentionForward result;
   result.saved.table = positional_table_forward(positional, options, table_shape);
-  const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
+  // Named tensors, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
+  const std::pair<Tensor, Tensor> query_key = kernel_query_key(q_in, k_in, options.scheme);
+  const Tensor& q = query_key.first;
+  const Tensor& k = query_key.second;
   const Tensor v = unit_stride_rows(v_in);
   const DType dtype = q.dtype();
   result.output = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, q.device());
@@ -618,7 +621,10 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
             g.head_dim, grad_in.defined() ? grad_in.description() : "undefined");
   check_same_dtype(grad_in, q_in, "attention_backward");
   AGF_CHECK(saved.weights.defined(), "attention_backward: the saved weights of the forward are missing");
-  const auto [q, k] = kernel_query_key(q_in, k_in, options.scheme);
+  // Named tensors, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
+  const std::pair<Tensor, Tensor> query_key = kernel_query_key(q_in, k_in, options.scheme);
+  const Tensor& q = query_key.first;
+  const Tensor& k = query_key.second;
   const Tensor v = unit_stride_rows(v_in);
   const Tensor grad = unit_stride_rows(grad_in);
   const DType dtype = q.dtype();
