@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -17,10 +19,13 @@
 #include "data/token_dataset.h"
 
 namespace {
+// A folder of this process's own under the system's temporary folder (TMPDIR, else /tmp), removed at exit.
 std::string scratch_file(const char* name) {
   static const std::string directory = [] {
-    std::string pattern = "/tmp/agf-fuzz-XXXXXX";
+    std::string pattern = (std::filesystem::temp_directory_path() / "agf-fuzz-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+    static const std::string made = pattern;
+    std::atexit([] { std::filesystem::remove_all(made); });
     return pattern;
   }();
   return directory + "/" + name;
