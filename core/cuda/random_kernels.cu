@@ -1,11 +1,10 @@
 // Random fills on a GPU (see random_kernels.h). The words come from cuRAND's Philox
 // (core/cuda/curand_philox.h): element e takes cuRAND's position 4·offset + e, which is the CPU's
-// Philox4x32::bits(seed, offset, e). Elements go in groups of four (4g … 4g+3, one Philox block, one
-// curand4); a thread takes kGroupsPerThread consecutive groups with one cuRAND state, so that curand_init's
-// cost (two blocks) is paid once per run. A Box–Muller pair (2j, 2j+1) never straddles two groups.
+// Philox4x32::bits(seed, offset, e), in groups of four elements (one Philox block), a run of groups per
+// cuRAND state (core/cuda/curand_group_loop.cuh). A Box–Muller pair (2j, 2j+1) never straddles two groups.
 #include <type_traits>
 
-#include "core/cuda/curand_philox.h"
+#include "core/cuda/curand_group_loop.cuh"
 #include "core/cuda/device_types.h"
 #include "core/cuda/dispatch.h"
 #include "core/cuda/random_kernels.h"
@@ -17,7 +16,6 @@ namespace agf::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kGroupsPerThread = 4;  // 16 elements per cuRAND state
 
 // double -> the stored type, rounding as the CPU's from_double does (f16/bf16 through f32).
 template <class T>
@@ -32,30 +30,22 @@ __device__ __forceinline__ device_t<T> round_to(double value) {
 template <class T, bool Normal>
 __global__ void fill_kernel(device_t<T>* out, StridedIndex<1> index, int64_t count, uint64_t seed, uint64_t offset,
                             double a, double b) {
-  const int64_t groups = (count + 3) / 4;
-  const int64_t runs = (groups + kGroupsPerThread - 1) / kGroupsPerThread;
-  for (int64_t run = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; run < runs;
-       run += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t first_group = run * kGroupsPerThread;
-    CurandPhiloxGroups bits(seed, offset, static_cast<uint64_t>(first_group));
-    for (int64_t group = first_group; group < first_group + kGroupsPerThread && group < groups; ++group) {
-      const Philox4x32::Block words = bits.next();
-      for (int lane = 0; lane < 4; ++lane) {
-        const int64_t element = group * 4 + lane;
-        if (element >= count) break;
-        double value;
-        if constexpr (Normal) {
-          const int first = lane & ~1;  // the pair's first lane: 0 or 2
-          value = normal_value(words[first], words[first + 1], (lane & 1) != 0, a, b);
-        } else {
-          value = uniform_value(words[lane], a, b);
-        }
-        int64_t at[1];
-        index.offsets(element, at);
-        out[at[0]] = round_to<T>(value);
+  for_each_curand_group(seed, offset, count, [&](int64_t group, const Philox4x32::Block& words) {
+    for (int lane = 0; lane < 4; ++lane) {
+      const int64_t element = group * 4 + lane;
+      if (element >= count) break;
+      double value;
+      if constexpr (Normal) {
+        const int first = lane & ~1;  // the pair's first lane: 0 or 2
+        value = normal_value(words[first], words[first + 1], (lane & 1) != 0, a, b);
+      } else {
+        value = uniform_value(words[lane], a, b);
       }
+      int64_t at[1];
+      index.offsets(element, at);
+      out[at[0]] = round_to<T>(value);
     }
-  }
+  });
 }
 
 template <bool Normal>
@@ -63,8 +53,7 @@ void launch_fill(DType dtype, void* out, const StridedIndex<1>& index, int64_t c
                  double a, double b, int device) {
   if (count == 0) return;
   DeviceGuard guard(device);
-  const int64_t runs = ((count + 3) / 4 + kGroupsPerThread - 1) / kGroupsPerThread;
-  const unsigned blocks = blocks_for(runs, kThreads);
+  const unsigned blocks = blocks_for(curand_group_runs(count), kThreads);
   cudaStream_t stream = current_stream(device);
   dispatch_element_type(dtype, [&]<class T>() {
     if constexpr (!std::is_integral_v<T>) {  // core/random.cpp has refused integer tensors
