@@ -63,18 +63,7 @@ for round in $(seq "$rounds"); do
 done
 
 # The table: median (min–max) target tokens/s of each engine, and agf / PyTorch of the medians.
-awk -v order="${schemes[*]}" -v measured="${precisions[*]}" '
-  function median(list,   n, v, i, j, t) {
-    n = split(list, v, " ")
-    for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
-    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-  }
-  function cell(list,   n, v, i, lo, hi) {
-    if (list == "") return "-"
-    n = split(list, v, " "); lo = hi = v[1]
-    for (i = 2; i <= n; ++i) { if (v[i] + 0 < lo + 0) lo = v[i]; if (v[i] + 0 > hi + 0) hi = v[i] }
-    return sprintf("%.0f (%.0f-%.0f)", median(list), lo, hi)
-  }
+awk -v order="${schemes[*]}" -v measured="${precisions[*]}" "$(cat "$root/tools/bench/rounds.awk")"'
   $4 == "refused" { refused[$1 " " $2] = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ refused /, "", refused[$1 " " $2]); next }
   { rates[$1 " " $2 " " $3] = rates[$1 " " $2 " " $3] " " $4 }
   END {
