@@ -2,6 +2,7 @@
 // the table tools/bench/matmul_vs_torch.sh reads (product m k n layout ms rate).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <regex>
 
 #include "core/device.h"
@@ -14,6 +15,12 @@ TEST_CASE("agf bench train times steps and prints tokens/s and TFLOP/s", "[cli][
   REQUIRE(run.status == 0);
   CHECK_THAT(run.output, Catch::Contains("target tok/s") && Catch::Contains("TFLOP/s") && Catch::Contains("MFU@790") &&
                              Catch::Contains("agf-m"));
+  // The self-check gpu-check.sh relies on: the first and last step's losses, the first near ln V = ln 50.
+  std::smatch losses;
+  REQUIRE(std::regex_search(run.output, losses, std::regex(R"(agf-m .* ([0-9.]+) → ([0-9.]+))")));
+  CHECK(std::stod(losses[1]) > 0.8 * std::log(50.0));
+  CHECK(std::stod(losses[1]) < 1.5 * std::log(50.0));
+  CHECK(std::stod(losses[2]) > 0);
 }
 
 TEST_CASE("agf bench train refuses half precision on the CPU and a missing GPU", "[cli][bench][errors]") {

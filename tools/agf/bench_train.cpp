@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "autograd/functions.h"
 #include "core/philox.h"
@@ -40,8 +41,16 @@ agf::Tensor random_ids(int64_t rows, int64_t columns, int64_t vocabulary, uint64
   return agf::Tensor::from_vector(ids, {rows, columns}, agf::DType::i64);
 }
 
-// Seconds per training step, the mean over flags.steps steps after one untimed warm-up step.
-double seconds_per_step(const agf::nn::TransformerConfig& config, const BenchTrainFlags& flags) {
+// What a timed run measured: the speed, and the loss of its first (warm-up) and last step, so that a
+// speed is never reported for a run that is not training (a NaN loss, or one far from ln V at the start).
+struct StepTiming {
+  double seconds_per_step = 0;
+  double first_loss = 0, last_loss = 0;
+};
+
+// The mean over flags.steps steps after one untimed warm-up step. The losses are read after the clock
+// stops, so the timed steps keep the host waits of a training step and no more.
+StepTiming time_steps(const agf::nn::TransformerConfig& config, const BenchTrainFlags& flags) {
   const agf::Device device = agf::train::parse_device(flags.device);
   agf::nn::Transformer model(config, 1);
   model.to(device);
@@ -59,13 +68,32 @@ double seconds_per_step(const agf::nn::TransformerConfig& config, const BenchTra
     const agf::Variable loss = agf::train::sequence_loss(logits, target_out, 0.1);
     (loss * optimizer.loss_scale()).backward();
     optimizer.step(1e-4, 0.0);
+    return loss.data();
   };
-  step();  // warm-up: the caching allocator fills, cuBLAS picks its kernels
+  StepTiming timing;
+  timing.first_loss = step().item();  // warm-up: the caching allocator fills, cuBLAS picks its kernels
   agf::synchronize(device);
   const auto start = std::chrono::steady_clock::now();
-  for (int s = 0; s < flags.steps; ++s) step();
+  agf::Tensor last_loss;
+  for (int s = 0; s < flags.steps; ++s) last_loss = step();
   agf::synchronize(device);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / flags.steps;
+  timing.seconds_per_step =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / flags.steps;
+  timing.last_loss = last_loss.item();
+  return timing;
+}
+
+// Refuses a run that did not train: a non-finite loss, or a first loss far from ln V, the loss of a
+// uniform prediction (label smoothing leaves it at ln V), which a freshly initialised model starts near.
+void check_losses(const std::string& label, const StepTiming& timing, int64_t vocabulary) {
+  const double uniform = std::log(static_cast<double>(vocabulary));
+  AGF_CHECK(std::isfinite(timing.first_loss) && std::isfinite(timing.last_loss),
+            "bench train: {}: the loss is not finite (first step {}, last step {}); no speed is reported", label,
+            timing.first_loss, timing.last_loss);
+  AGF_CHECK(timing.first_loss > 0.5 * uniform && timing.first_loss < 2 * uniform,
+            "bench train: {}: the first step's loss {:.4g} is far from ln V = {:.4g} (a fresh model starts near "
+            "it); no speed is reported",
+            label, timing.first_loss, uniform);
 }
 
 void bench_train(BenchTrainFlags flags) {
@@ -78,8 +106,8 @@ void bench_train(BenchTrainFlags flags) {
              flags.model.preset, flags.batch, flags.length, flags.vocabulary,
              device.is_cpu() ? fmt::format("{} threads", omp_get_max_threads()) : device.name(), flags.precision,
              flags.steps);
-  fmt::print("{:<18} {:>14} {:>10} {:>10} {:>8}\n", "scheme", "target tok/s", "ms/step", "TFLOP/s",
-             fmt::format("MFU@{:g}", flags.peak_tflops));
+  fmt::print("{:<18} {:>14} {:>10} {:>10} {:>8} {:>19}\n", "scheme", "target tok/s", "ms/step", "TFLOP/s",
+             fmt::format("MFU@{:g}", flags.peak_tflops), "loss first → last");
   for (const std::string& label : flags.schemes) {
     agf::cli::ModelFlags model = flags.model;
     const auto plus = label.find('+');
@@ -87,12 +115,15 @@ void bench_train(BenchTrainFlags flags) {
     model.pcmv = label.find("+pcmv") != std::string::npos;
     model.abs_pe = label.find("+abs-pe") != std::string::npos;
     const agf::nn::TransformerConfig config = model.config(flags.vocabulary);
-    const double seconds = seconds_per_step(config, flags);
+    const StepTiming timing = time_steps(config, flags);
+    check_losses(label, timing, flags.vocabulary);
+    const double seconds = timing.seconds_per_step;
     const double rate = static_cast<double>(flags.batch * flags.length) / seconds;
     const double tflops = agf::nn::training_step_flops(config, flags.batch, flags.length, flags.length) / seconds / 1e12;
     // MFU only on a GPU: --peak-tflops is a GPU's matrix rate, meaningless against a CPU run.
     const std::string mfu = device.is_cuda() ? fmt::format("{:.1f}%", 100 * tflops / flags.peak_tflops) : "-";
-    fmt::print("{:<18} {:>14.0f} {:>10.1f} {:>10.3g} {:>8}\n", label, rate, 1e3 * seconds, tflops, mfu);
+    fmt::print("{:<18} {:>14.0f} {:>10.1f} {:>10.3g} {:>8} {:>8.4f} → {:<8.4f}\n", label, rate, 1e3 * seconds, tflops,
+               mfu, timing.first_loss, timing.last_loss);
     std::fflush(stdout);
   }
 }
