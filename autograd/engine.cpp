@@ -10,10 +10,17 @@ namespace agf {
 namespace {
 thread_local bool grad_mode_enabled = true;
 
-// Adds `increment` into `slot` (which may be undefined = zero). The first gradient is cloned, so a
-// leaf's .grad() is always a fresh contiguous tensor that aliases nothing the caller holds.
-void accumulate(Tensor& slot, const Tensor& increment) {
-  slot = slot.defined() ? ops::add(slot, increment) : increment.clone();
+// Adds `increment` into a leaf's .grad() (undefined = zero), in the leaf's gradient dtype (its data's
+// unless accumulate_grad_in chose another). The first gradient is copied, so a leaf's .grad() is always a
+// fresh contiguous tensor that aliases nothing the caller holds.
+void accumulate_into_leaf(VariableState& leaf, const Tensor& increment) {
+  const bool convert = leaf.grad_dtype && *leaf.grad_dtype != increment.dtype();
+  const Tensor term = convert ? increment.to(*leaf.grad_dtype) : increment;
+  if (!leaf.grad.defined()) {
+    leaf.grad = convert ? term : increment.clone();
+  } else {
+    leaf.grad = ops::add(leaf.grad, term);
+  }
 }
 }  // namespace
 
@@ -76,7 +83,7 @@ void Variable::backward(const Tensor& grad_output) const {
   AGF_CHECK(grad_output.shape() == shape() && grad_output.dtype() == dtype() && grad_output.device() == data().device(),
             "backward(grad): grad {} does not match the output {}", grad_output.description(), data().description());
   if (is_leaf()) {
-    accumulate(state_->grad, grad_output);
+    accumulate_into_leaf(*state_, grad_output);
     return;
   }
   AGF_CHECK(!grad_fn()->released(), "backward through the graph a second time: op '{}' already freed its saved "
@@ -111,7 +118,7 @@ void Variable::backward(const Tensor& grad_output) const {
       const Variable& input = node->inputs()[i];
       if (!input_grads[i].defined() || !input.requires_grad()) continue;
       if (input.is_leaf()) {
-        accumulate(input.state()->grad, input_grads[i]);
+        accumulate_into_leaf(*input.state(), input_grads[i]);
       } else {
         Tensor& slot = pending[input.state()];
         slot = slot.defined() ? ops::add(slot, input_grads[i]) : input_grads[i];

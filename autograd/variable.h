@@ -8,6 +8,7 @@
 // tensors), so a second backward through the same graph is an error rather than a silent double count.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ class Node;
 struct VariableState {
   Tensor data;
   Tensor grad;                    // accumulated gradient of a leaf; undefined until the first backward
+  std::optional<DType> grad_dtype;  // a leaf's .grad() is summed in this dtype; unset: the data's
   std::shared_ptr<Node> grad_fn;  // null for leaves
   bool requires_grad = false;
 };
@@ -35,6 +37,11 @@ class Variable {
   const Tensor& grad() const { return state_->grad; }
   void zero_grad() const { state_->grad = Tensor(); }
   void set_grad(Tensor grad) const { state_->grad = std::move(grad); }
+  // A leaf's .grad() accumulates in `dtype` rather than the data's: each contribution is converted, then
+  // added. Mixed precision keeps the gradients of bf16/f16 parameters in f32 this way, as PyTorch's AMP
+  // keeps .grad in f32, so that a parameter used in several places (the tied embedding) and gradient
+  // accumulation over batches sum in f32.
+  void accumulate_grad_in(DType dtype) const { state_->grad_dtype = dtype; }
   bool requires_grad() const { return state_ && state_->requires_grad; }
   bool is_leaf() const { return state_->grad_fn == nullptr; }
   const std::shared_ptr<Node>& grad_fn() const { return state_->grad_fn; }

@@ -68,9 +68,10 @@ MixedPrecisionOptimizer::MixedPrecisionOptimizer(std::vector<std::pair<std::stri
       adam_(masters_, options.adam),
       scaler_(options.dynamic_loss_scaling ? LossScaler(options.scaler) : LossScaler::disabled()) {
   if (!master_copies_) return;
-  // h = half(θ): the model's Variables now hold the compute copies.
+  // h = half(θ): the model's Variables now hold the compute copies; their gradients sum in f32.
   for (auto& [name, parameter] : parameters_) {
     parameter.mutable_data() = parameter.data().to(options.compute_dtype);
+    parameter.accumulate_grad_in(DType::f32);
     parameter.zero_grad();
   }
 }
@@ -78,7 +79,8 @@ MixedPrecisionOptimizer::MixedPrecisionOptimizer(std::vector<std::pair<std::stri
 UpdateOutcome MixedPrecisionOptimizer::step(double lr, double clip_norm) {
   UpdateOutcome outcome;
   outcome.loss_scale = scaler_.scale();
-  // g = f32(S·∂L/∂h) · (1/S). S is a power of two, so the product is exact (barring f32 subnormals).
+  // g = (S·∂L/∂h) · (1/S), in f32 (backward summed the half contributions in f32). S is a power of two,
+  // so the product is exact (barring f32 subnormals).
   const double unscale = 1.0 / outcome.loss_scale;
   for (std::size_t p = 0; p < parameters_.size(); ++p) {
     const Tensor& scaled = parameters_[p].second.grad();
@@ -87,7 +89,8 @@ UpdateOutcome MixedPrecisionOptimizer::step(double lr, double clip_norm) {
       master.zero_grad();
       continue;
     }
-    const Tensor wide = master_copies_ ? scaled.to(DType::f32) : scaled;  // on the gradient's device
+    // f32 already, unless set by hand (set_grad) in the compute dtype; on the gradient's device.
+    const Tensor wide = scaled.dtype() == DType::f32 || !master_copies_ ? scaled : scaled.to(DType::f32);
     master.set_grad(unscale == 1.0 ? wide : ops::mul_scalar(wide, unscale));
   }
   // One global check: ‖g‖₂ is finite exactly when every element of every gradient is (the squares are

@@ -5,7 +5,9 @@
 //   forward/backward   on the model's parameters, the half-precision "compute copies" h = half(θ)
 //   loss               in f32: the logits are cast to f32 before the cross-entropy (as PyTorch's autocast)
 //   backward seed      ∂(S·L)/∂L = S, the loss scale (train/loss_scaler.h), so the half gradients are S·∂L/∂h
-//   unscale            g = f32(S·∂L/∂h) · (1/S)     exact: S is a power of two
+//   accumulate         each half contribution to ∂L/∂h is converted to f32 and summed there (the tied
+//                      embedding's three uses, batches of --update-freq), as PyTorch's AMP keeps .grad f32
+//   unscale            g = (S·∂L/∂h) · (1/S)        f32; exact: S is a power of two
 //   check              ‖g‖₂ over all parameters (clip_grad_norm measures it anyway): not finite ⇒ skip
 //   clip               g ← g · c/(‖g‖+1e-6) when ‖g‖ > c
 //   Adam               on θ (f32) with f32 moments

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "autograd/functions.h"
 
 using agf::DType;
@@ -39,6 +41,29 @@ TEST_CASE("gradients accumulate across two backward calls until zeroed", "[autog
   x.zero_grad();
   agf::sum(x).backward();
   CHECK(x.grad().to_double_vector() == std::vector<double>{1.0, 1.0});
+}
+
+TEST_CASE("a leaf set to accumulate in a wider dtype sums its contributions there", "[autograd]") {
+  // x is f32 and used three times: its contributions are 1, 2^-25 and 2^-25 (the tied embedding's three
+  // uses, in miniature). Summed in f32 (24 significant bits) the small ones vanish: 1 + 2^-25 rounds to 1.
+  // Summed in f64 they give 1 + 2^-24. Mixed precision does the same with bf16 contributions and f32 sums.
+  const double tiny = std::ldexp(1.0, -25);
+  auto three_uses = [&](const Variable& x) { return agf::sum(x * 1.0) + agf::sum(x * tiny) + agf::sum(x * tiny); };
+  const Variable plain(Tensor::from_vector(std::vector<double>{2.0}, {1}, DType::f32), true);
+  three_uses(plain).backward();
+  CHECK(plain.grad().dtype() == DType::f32);
+  CHECK(plain.grad().item() == 1.0);
+
+  const Variable wide(Tensor::from_vector(std::vector<double>{2.0}, {1}, DType::f32), true);
+  wide.accumulate_grad_in(DType::f64);
+  three_uses(wide).backward();
+  CHECK(wide.grad().dtype() == DType::f64);
+  CHECK(wide.grad().item() == 1.0 + 2 * tiny);
+  // Across backward calls (gradient accumulation over batches) too, and straight into the leaf.
+  three_uses(wide).backward();
+  wide.backward(Tensor::from_vector(std::vector<double>{tiny}, {1}, DType::f32));
+  CHECK(wide.grad().item() == 2.0 + 5 * tiny);
+  CHECK(wide.dtype() == DType::f32);  // the data keeps its dtype
 }
 
 TEST_CASE("no-grad mode records nothing, detach cuts the graph", "[autograd]") {
