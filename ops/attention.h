@@ -40,6 +40,7 @@ PositionalScheme parse_positional_scheme(std::string_view name);  // the names a
 bool has_coefficient(PositionalScheme scheme);  // alibi-mult, agf-b, agf-m, agf-f
 bool has_score_bias(PositionalScheme scheme);   // alibi, t5, kerple-log, kerple-power
 bool is_per_feature(PositionalScheme scheme);   // agf-f: C carries the feature index j (LC3)
+bool is_gravitational(PositionalScheme scheme); // agf-b, agf-m, agf-f: C = LC1 · lc2 · lc3
 
 // The positional parameters an attention module may own; those its scheme lacks stay undefined.
 // Any floating dtype and layout; gradients come back in each parameter's own dtype and shape.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/gravitational_coefficient.h"
+
 namespace agf::ops {
 
 // ---- the scheme catalogue ------------------------------------------------------------------------------
@@ -49,10 +51,11 @@ bool has_score_bias(PositionalScheme scheme) {
 
 bool is_per_feature(PositionalScheme scheme) { return scheme == PositionalScheme::agf_f; }
 
-namespace {
 bool is_gravitational(PositionalScheme scheme) {
   return scheme == PositionalScheme::agf_b || scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f;
 }
+
+namespace {
 bool uses_lc2(PositionalScheme scheme) { return scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f; }
 bool is_kerple(PositionalScheme scheme) {
   return scheme == PositionalScheme::kerple_log || scheme == PositionalScheme::kerple_power;
@@ -125,19 +128,6 @@ std::vector<double> values_of(const Tensor& t) { return t.defined() ? t.to_doubl
 // The gradient of `parameter` as a tensor of its own shape, dtype and device.
 Tensor gradient_like(const std::vector<double>& gradient, const Tensor& parameter) {
   return Tensor::from_vector(gradient, parameter.shape(), parameter.dtype()).to(parameter.device());
-}
-
-// LC1 and the pieces its derivatives reuse, for one (δ, h, D).
-struct Lc1 {
-  double base;   // 1 + D·max(rho, 0)
-  double power;  // base^(-k) = ∂LC1/∂G
-  double value;  // G · power
-};
-
-Lc1 lc1_at(double G, double rho, double k, int64_t distance) {
-  const double base = 1.0 + static_cast<double>(distance) * std::max(rho, 0.0);
-  const double power = std::pow(base, -k);
-  return {base, power, G * power};
 }
 
 double exponent_of(const PositionalParameters& p, const AttentionOptions& options) {

@@ -19,6 +19,8 @@
 #include "ops/attention_geometry.h"
 #include "ops/attention_positional.h"
 #include "ops/cuda/attention_kernels.h"
+#include "ops/cuda/positional_table_kernels.h"
+#include "ops/reduce.h"
 
 namespace agf::ops::cuda {
 
@@ -67,20 +69,87 @@ PositionalParameters on_host(const PositionalParameters& p) {
   return out;
 }
 
-// The positional table (computed and checked on the host, in f64), on `device` in the compute dtype.
+// ---- the positional table ----------------------------------------------------------------------------------
+// The gravitational schemes (agf-b, agf-m, agf-f) compute their table and its backward on the device, in
+// double (positional_table_kernels.cu): no host round trip in a training step. The other schemes use the
+// CPU's functions: alibi and alibi-mult have no parameters (the table is made on the host and uploaded,
+// no wait); t5 and kerple read their few parameters back (one host wait per table and per gradient).
+
+// The gravitational parameters in f64 on their device, contiguous, as the kernels read them.
+struct GravitationalParameters {
+  Tensor G, rho, k, lc2, lc3;
+};
+
+GravitationalParameters gravitational_f64(const PositionalParameters& p, Device device) {
+  auto wide = [&](const Tensor& t) {
+    if (!t.defined()) return Tensor();
+    AGF_CHECK(t.device() == device, "attention: a positional parameter is on {} but the attention runs on {} ({})",
+              t.device().name(), device.name(), t.description());
+    return t.to(DType::f64).contiguous();
+  };
+  return {wide(p.G), wide(p.rho), wide(p.k), wide(p.lc2), wide(p.lc3)};
+}
+
+::agf::cuda::GravitationalTable describe(const GravitationalParameters& p, const AttentionOptions& options,
+                                         const Geometry& g) {
+  ::agf::cuda::GravitationalTable t;
+  t.heads = g.heads;
+  t.distances = g.distances;
+  t.max_distance = options.max_distance;
+  t.width = is_per_feature(options.scheme) ? g.head_dim : 1;
+  t.G = p.G.data<double>();
+  t.rho = p.rho.data<double>();
+  t.lc2 = p.lc2.defined() ? p.lc2.data<double>() : nullptr;
+  t.lc3 = p.lc3.defined() ? p.lc3.data<double>() : nullptr;
+  t.k_pointer = p.k.defined() ? p.k.data<double>() : nullptr;
+  t.k_value = options.k;
+  return t;
+}
+
+// The positional table on `device` in the compute dtype (undefined for none and rope).
 Tensor device_table(const PositionalParameters& positional, const AttentionOptions& options, const Geometry& g,
                     Device device, DType compute) {
+  if (is_gravitational(options.scheme)) {
+    check_positional_parameters(positional, options, g.table_shape());
+    const GravitationalParameters p = gravitational_f64(positional, device);
+    const Shape shape = is_per_feature(options.scheme) ? Shape{2, g.heads, g.distances, g.head_dim}
+                                                       : Shape{2, g.heads, g.distances};
+    Tensor table = Tensor::empty(shape, DType::f64, device);
+    ::agf::cuda::launch_gravitational_table(describe(p, options, g), table.data<double>(), device.index);
+    return table.to(compute);
+  }
   const Tensor table = positional_table_forward(on_host(positional), options, g.table_shape());
   return table.defined() ? table.to(compute).to(device) : Tensor();
 }
 
-// ∂L/∂table (on the device) to the parameters: positional_table_backward on the host, each gradient moved
-// to its parameter's device.
+// ∂L/∂table (on the device) to the parameters, each gradient on its parameter's device in its dtype.
 PositionalParameters positional_gradients(const Tensor& grad_table, const PositionalParameters& positional,
                                           const AttentionOptions& options, const Geometry& g) {
   if (!grad_table.defined()) return {};
+  PositionalParameters grads;
+  if (is_gravitational(options.scheme)) {
+    const Device device = grad_table.device();
+    const GravitationalParameters p = gravitational_f64(positional, device);
+    const Tensor gT = grad_table.to(DType::f64).contiguous();
+    auto like = [&](const Tensor& parameter) {
+      return parameter.defined() ? Tensor::empty(parameter.shape(), DType::f64, device) : Tensor();
+    };
+    Tensor gG = like(p.G), grho = like(p.rho), gk_parts = like(p.G), glc2 = like(p.lc2), glc3 = like(p.lc3);
+    ::agf::cuda::launch_gravitational_table_backward(
+        describe(p, options, g), gT.data<double>(), gG.data<double>(), grho.data<double>(), gk_parts.data<double>(),
+        glc2.defined() ? glc2.data<double>() : nullptr, glc3.defined() ? glc3.data<double>() : nullptr, device.index);
+    auto in_dtype_of = [](const Tensor& grad, const Tensor& parameter) {
+      return parameter.defined() ? grad.to(parameter.dtype()) : Tensor();
+    };
+    grads.G = in_dtype_of(gG, positional.G);
+    grads.rho = in_dtype_of(grho, positional.rho);
+    if (positional.k.defined()) grads.k = in_dtype_of(ops::sum(gk_parts).reshape({1}), positional.k);
+    grads.lc2 = in_dtype_of(glc2, positional.lc2);
+    grads.lc3 = in_dtype_of(glc3, positional.lc3);
+    return grads;
+  }
   const Tensor host_grad = grad_table.to(Device::cpu()).to(DType::f64);
-  PositionalParameters grads = positional_table_backward(host_grad, on_host(positional), options, g.table_shape());
+  grads = positional_table_backward(host_grad, on_host(positional), options, g.table_shape());
   auto place = [](Tensor& grad, const Tensor& parameter) {
     if (grad.defined()) grad = grad.to(parameter.device());
   };
