@@ -209,6 +209,8 @@ TrainSummary train(const TrainOptions& options) {
     state.batch = sampler.position().batch;
     state.dropout_offset = dropout.generator().offset();
     state.loss_scaler = optimizer.scaler().state();
+    // The metrics lines up to this step reach the disk before the checkpoint that covers them.
+    metrics.sync();
     // f32 master weights and moments, on the CPU, whatever the device and precision of the run.
     save_checkpoint(path, optimizer.master_parameters(), config, bpe_json, &optimizer.adam(), &state);
     if (options.checkpoint_written) options.checkpoint_written(path);
