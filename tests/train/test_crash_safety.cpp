@@ -1,6 +1,6 @@
 // Crash safety (docs/crash-safety.md): --save-every checkpoints, atomic files, metrics.jsonl that holds whole
 // lines only, and a full disk (simulated by a file-size limit) that stops the run with the previous
-// checkpoint intact.
+// checkpoint intact. The SIGKILL campaign is tests/train/test_kill_campaign.cpp.
 #include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/resource.h>
