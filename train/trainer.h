@@ -3,8 +3,9 @@
 // global-norm clipping, token-budget batches, gradient accumulation, periodic validation (loss,
 // perplexity, token accuracy, BLEU), atomic checkpoints (last N and the best; also every --save-every steps
 // or minutes, without validating), exact resumption, and a metrics.jsonl with one JSON object per step and
-// per validation. A kill at any instant loses at most the steps since the last checkpoint (docs/crash-safety.md). On the CPU or a CUDA device, in f32 or
-// mixed precision (f16/bf16 compute, f32 master weights, loss scaling: train/mixed_precision.h).
+// per validation. A kill at any instant loses at most the steps since the last checkpoint
+// (docs/crash-safety.md). On the CPU or a CUDA device, in f32 or mixed precision (f16/bf16 compute, f32
+// master weights, loss scaling: train/mixed_precision.h).
 #include <cstdint>
 #include <functional>
 #include <string>
