@@ -6,6 +6,7 @@
 # Settings (environment):
 #   AGF_MINUTES   training time budget in minutes (default 10)
 #   AGF_RUN_DIR   where data, checkpoints and metrics go (default runs/main); re-running continues that run
+#                 from its newest checkpoint (one a minute: a kill loses at most the last minute)
 #   AGF_POS       positional scheme (default agf-m), AGF_PCMV=0 to turn PCM-V off
 #   AGF_PRESET    model size (default cpu-small)
 #   AGF_FRESH=1   delete AGF_RUN_DIR first
@@ -39,7 +40,7 @@ echo "== training $preset $pos ${pcmv} for up to $minutes minutes ($run_dir/trai
 resume=$([ -d "$run_dir/train/checkpoints" ] && echo "--resume" || true)
 "$agf" train --data "$run_dir/data" --out "$run_dir/train" --preset "$preset" --pos "$pos" $pcmv \
   --max-steps 100000 --max-minutes "$minutes" --max-tokens 4096 --lr 1e-3 --warmup 200 \
-  --valid-every 250 --bleu-sentences 100 --device "$device" --precision "$precision" $resume
+  --valid-every 250 --save-every-minutes 1 --bleu-sentences 100 --device "$device" --precision "$precision" $resume
 
 checkpoint="$run_dir/train/checkpoints/best.safetensors"
 echo "== validation ($checkpoint)"

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "data/text_file.h"
+#include "train/atomic_file.h"
 #include "train/curve_fit.h"
 
 namespace fs = std::filesystem;
@@ -71,7 +72,12 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
                               {"bleu", summary.bleu}, {"valid_loss", summary.valid_loss},
                               {"tokens_per_second", summary.target_tokens_per_second},
                               {"parameters", summary.parameters}, {"steps", summary.steps}};
-  data::write_file((folder / "summary.json").string(), record.dump(2) + "\n");
+  // Its presence marks the run done: written whole or not at all, so that a kill here never leaves a grid
+  // that fails to read it.
+  AtomicFile summary_file((folder / "summary.json").string());
+  const std::string summary_text = record.dump(2) + "\n";
+  summary_file.write(summary_text.data(), summary_text.size());
+  summary_file.commit();
   return read_run(folder);
 }
 

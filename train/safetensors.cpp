@@ -1,13 +1,10 @@
 #include "train/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "train/atomic_file.h"
 
 namespace agf::train {
 
@@ -33,16 +30,6 @@ DType parse_safetensors_dtype(const std::string& name, const std::string& path, 
   if (name == "I32") return DType::i32;
   if (name == "I64") return DType::i64;
   fail("{}: tensor '{}' has dtype '{}', which agf does not read (F64, F32, F16, BF16, I32, I64)", path, tensor, name);
-}
-
-void write_all(int descriptor, const void* data, std::size_t bytes, const std::string& path) {
-  const char* cursor = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t written = ::write(descriptor, cursor, bytes);
-    AGF_CHECK(written > 0, "{}: write failed: {}", path, std::strerror(errno));
-    cursor += written;
-    bytes -= static_cast<std::size_t>(written);
-  }
 }
 
 }  // namespace
@@ -79,32 +66,16 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   json.append((8 - json.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned
   const uint64_t header_length = json.size();
 
-  const std::filesystem::path target(path);
-  const std::filesystem::path temporary = target.string() + ".tmp";
-  const int descriptor = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  AGF_CHECK(descriptor >= 0, "{}: cannot create: {}", temporary.string(), std::strerror(errno));
-  try {
-    unsigned char length_bytes[8];
-    for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(header_length >> (8 * i));
-    write_all(descriptor, length_bytes, 8, path);
-    write_all(descriptor, json.data(), json.size(), path);
-    for (const auto& [name, tensor] : sorted) {
-      write_all(descriptor, tensor.numel() ? tensor.raw_data() : nullptr,
-                static_cast<std::size_t>(tensor.numel()) * dtype_size(tensor.dtype()), path);
-    }
-    AGF_CHECK(::fsync(descriptor) == 0, "{}: fsync failed: {}", temporary.string(), std::strerror(errno));
-  } catch (...) {
-    ::close(descriptor);
-    std::filesystem::remove(temporary);
-    throw;
+  AtomicFile file(path);
+  unsigned char length_bytes[8];
+  for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(header_length >> (8 * i));
+  file.write(length_bytes, 8);
+  file.write(json.data(), json.size());
+  for (const auto& [name, tensor] : sorted) {
+    file.write(tensor.numel() ? tensor.raw_data() : nullptr,
+               static_cast<std::size_t>(tensor.numel()) * dtype_size(tensor.dtype()));
   }
-  ::close(descriptor);
-  std::filesystem::rename(temporary, target);
-  const std::string folder = target.has_parent_path() ? target.parent_path().string() : ".";
-  if (const int directory = ::open(folder.c_str(), O_RDONLY); directory >= 0) {
-    ::fsync(directory);
-    ::close(directory);
-  }
+  file.commit();
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {

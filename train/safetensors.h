@@ -19,8 +19,8 @@ struct SafetensorsFile {
   const Tensor& at(const std::string& name) const;  // throws naming the missing tensor
 };
 
-// Writes atomically: a temporary file beside `path`, fsync, rename over `path`, fsync of the folder.
-// A crash mid-write leaves the previous file intact.
+// Writes atomically (train/atomic_file.h): a temporary file beside `path`, fsync, rename over `path`, fsync
+// of the folder. A crash or a full disk mid-write leaves the previous file intact.
 void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 

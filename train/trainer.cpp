@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -94,6 +95,9 @@ TrainSummary train(const TrainOptions& options) {
   AGF_CHECK(options.max_steps >= 1, "train: --max-steps must be at least 1, got {}", options.max_steps);
   AGF_CHECK(options.update_freq >= 1, "train: --update-freq must be at least 1, got {}", options.update_freq);
   AGF_CHECK(options.valid_every >= 1, "train: --valid-every must be at least 1, got {}", options.valid_every);
+  AGF_CHECK(options.save_every >= 0, "train: --save-every must be 0 (off) or more, got {}", options.save_every);
+  AGF_CHECK(options.save_every_minutes >= 0 && std::isfinite(options.save_every_minutes), "train: "
+            "--save-every-minutes must be 0 (off) or more, got {}", options.save_every_minutes);
   check_device_usable(options.device);
   AGF_CHECK(options.precision == Precision::fp32 || options.device.is_cuda(), "train: --precision {} needs --device "
             "cuda: the CPU kernels compute in f32 and f64 only (f16 and bf16 are storage types there)",
@@ -130,7 +134,16 @@ TrainSummary train(const TrainOptions& options) {
   config.vocabulary_size = static_cast<int64_t>(bpe.vocab_size());
   std::optional<Checkpoint> checkpoint;
   if (!resume_from.empty()) {
-    checkpoint = load_checkpoint(resume_from);
+    try {
+      checkpoint = load_checkpoint(resume_from);
+    } catch (const Error& error) {
+      // Every checkpoint is written whole and renamed into place, so this is damage from outside agf (a
+      // disk error, a copy cut short): say how to go back to the one before.
+      const auto found = step_checkpoints(checkpoint_dir);
+      fail("{}\n(the newest checkpoint of {} cannot be read; {})", error.what(), options.out_dir,
+           found.size() > 1 ? fmt::format("move it away to resume from {}", found[found.size() - 2].second.string())
+                            : std::string("there is no earlier one"));
+    }
     AGF_CHECK(checkpoint->state.has_value(), "{}: not a training checkpoint (no agf.state.*)", resume_from);
     if (options.model.scheme_label() != checkpoint->config.scheme_label() || options.model.preset != checkpoint->config.preset) {
       fmt::print(stderr, "note: resuming {} {} from its checkpoint; the model flags given ({} {}) are ignored\n",
@@ -200,6 +213,7 @@ TrainSummary train(const TrainOptions& options) {
 
   // ---- checkpoints and validation ----
   const std::string bpe_json = bpe.to_json();
+  auto last_checkpoint_time = std::chrono::steady_clock::now();  // for --save-every-minutes
   TrainSummary summary;
   summary.parameters = model.parameter_count();
   summary.skipped_steps = optimizer.scaler().skipped_steps();
@@ -209,8 +223,19 @@ TrainSummary train(const TrainOptions& options) {
     state.batch = sampler.position().batch;
     state.dropout_offset = dropout.generator().offset();
     state.loss_scaler = optimizer.scaler().state();
-    // f32 master weights and moments, on the CPU, whatever the device and precision of the run.
-    save_checkpoint(path, optimizer.master_parameters(), config, bpe_json, &optimizer.adam(), &state);
+    try {
+      // The metrics lines up to this step reach the disk before the checkpoint that covers them.
+      metrics.sync();
+      // f32 master weights and moments, on the CPU, whatever the device and precision of the run.
+      save_checkpoint(path, optimizer.master_parameters(), config, bpe_json, &optimizer.adam(), &state);
+    } catch (const Error& error) {
+      const std::string latest = latest_checkpoint(options.out_dir);
+      fail("train: the checkpoint of step {} was not written: {}\n{}", state.step, error.what(),
+           latest.empty() ? std::string("(the run has no checkpoint yet)")
+                          : fmt::format("(the newest complete checkpoint is {}; once there is room, continue from it "
+                                        "with --resume)", latest));
+    }
+    last_checkpoint_time = std::chrono::steady_clock::now();
     if (options.checkpoint_written) options.checkpoint_written(path);
   };
   auto save_step_checkpoint = [&] {
@@ -262,7 +287,7 @@ TrainSummary train(const TrainOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const double elapsed_before = state.elapsed_seconds;
   const int64_t first_step = state.step;
-  bool validated_at_current_step = false;
+  bool validated_at_current_step = false, checkpointed_at_current_step = false;
   while (state.step < options.max_steps) {
     const auto step_start = std::chrono::steady_clock::now();
     double loss_sum = 0;
@@ -295,7 +320,7 @@ TrainSummary train(const TrainOptions& options) {
     summary.last_loss = loss;
     summary.skipped_steps = skipped_steps;
     summary.loss_scale = optimizer.loss_scale();
-    validated_at_current_step = false;
+    validated_at_current_step = checkpointed_at_current_step = false;
 
     const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double throughput = static_cast<double>(state.target_tokens) / std::max(state.elapsed_seconds, 1e-9);
@@ -315,18 +340,23 @@ TrainSummary train(const TrainOptions& options) {
       }
     }
     const bool out_of_time = options.max_minutes > 0 && run_seconds > options.max_minutes * 60;
+    const double minutes_since_checkpoint =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_time).count() / 60;
     if (state.step % options.valid_every == 0 || state.step == options.max_steps) {
       validate();
-      validated_at_current_step = true;
+      validated_at_current_step = checkpointed_at_current_step = true;
+    } else if ((options.save_every > 0 && state.step % options.save_every == 0) ||
+               (options.save_every_minutes > 0 && minutes_since_checkpoint >= options.save_every_minutes)) {
+      // The same checkpoint as a validation writes, without the validation: cheap enough to write often.
+      save_step_checkpoint();
+      checkpointed_at_current_step = true;
     }
     if (stop_signal || out_of_time) {
       // A signal stops at once with a checkpoint; the time limit ends the run as a normal end would.
-      if (!validated_at_current_step) {
-        if (out_of_time && !stop_signal) {
-          validate();
-        } else {
-          save_step_checkpoint();
-        }
+      if (out_of_time && !stop_signal && !validated_at_current_step) {
+        validate();
+      } else if (!checkpointed_at_current_step) {
+        save_step_checkpoint();
       }
       say(stop_signal ? fmt::format("stopped by signal {} at step {}; resume with --resume", stop_signal.load(), state.step)
                       : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));

@@ -1,9 +1,11 @@
 #pragma once
 // The training loop (SPEC §6): label-smoothed cross-entropy, Adam with inverse-square-root warmup,
 // global-norm clipping, token-budget batches, gradient accumulation, periodic validation (loss,
-// perplexity, token accuracy, BLEU), atomic checkpoints (last N and the best), exact resumption, and a
-// metrics.jsonl with one JSON object per step and per validation. On the CPU or a CUDA device, in f32 or
-// mixed precision (f16/bf16 compute, f32 master weights, loss scaling: train/mixed_precision.h).
+// perplexity, token accuracy, BLEU), atomic checkpoints (last N and the best; also every --save-every steps
+// or minutes, without validating), exact resumption, and a metrics.jsonl with one JSON object per step and
+// per validation. A kill at any instant loses at most the steps since the last checkpoint
+// (docs/crash-safety.md). On the CPU or a CUDA device, in f32 or mixed precision (f16/bf16 compute, f32
+// master weights, loss scaling: train/mixed_precision.h).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -27,6 +29,10 @@ struct TrainOptions {
   double clip_norm = 0;            // global gradient-norm clip; 0 = off
   double label_smoothing = 0.1;
   int64_t valid_every = 500;       // validate (and checkpoint) every N steps and at the end
+  // Checkpoints without validation, so that a crash between validations loses little: every N steps
+  // (0 = off), and once this many minutes have passed since the last checkpoint (0 = off).
+  int64_t save_every = 0;
+  double save_every_minutes = 5;
   int64_t bleu_sentences = 100;    // validation sentences translated for BLEU; 0 = none
   int64_t keep_last = 3;           // step checkpoints kept (best.safetensors is kept besides)
   int64_t log_every = 10;          // plain progress lines when stderr is not a terminal

@@ -33,16 +33,25 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
     command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
     command.add_option("--label-smoothing", o.label_smoothing, "ε of the label-smoothed loss")->capture_default_str()->check(agf::cli::number_between(0.0, 1.0));
     command.add_option("--valid-every", o.valid_every, "Validate and checkpoint every N steps")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--save-every", o.save_every, "Also checkpoint every N steps, without validating (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
+    command.add_option("--save-every-minutes", o.save_every_minutes, "Also checkpoint, without validating, once this many "
+                       "minutes have passed since the last checkpoint (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
     command.add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU (0: none)")->capture_default_str()->check(agf::cli::non_negative_number());
     command.add_option("--keep-last", o.keep_last, "Step checkpoints to keep (best.safetensors is kept besides)")->capture_default_str()->check(agf::cli::positive_number());
     command.add_option("--log-every", o.log_every, "Progress line every N steps when stderr is not a terminal")->capture_default_str()->check(agf::cli::positive_number());
     command.add_option("--seed", o.seed, "Seed of parameters, data order and dropout")->capture_default_str();
-    command.add_flag("--resume", o.resume, "Continue the run in --out from its latest checkpoint");
+    command.add_flag("--resume", o.resume, "Continue the run in --out from its newest checkpoint");
     command.add_flag("--quiet", o.quiet, "No progress output");
     command.add_option("--threads", flags->threads, "CPU threads (default: all)")->check(agf::cli::non_negative_number());
     command.add_option("--device", flags->device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
     command.add_option("--precision", flags->precision, "fp32, or fp16/bf16 compute with f32 master weights (needs "
                        "--device cuda; docs/mixed-precision.md)")->capture_default_str();
+    command.footer("Checkpoints are written at each validation, every --save-every steps, once --save-every-minutes have\n"
+                   "passed since the last one, at the end, and on SIGINT or SIGTERM. Each goes to a .tmp file, is fsynced\n"
+                   "and renamed into place: whatever stops the run (SIGKILL, a power cut, a full disk), even mid-write,\n"
+                   "the checkpoints on disk are complete, and --resume continues from the newest exactly as the\n"
+                   "uninterrupted run would have, losing only the steps since it. metrics.jsonl holds whole lines only,\n"
+                   "each step once. docs/crash-safety.md");
     command.callback([flags] {
       if (flags->threads > 0) omp_set_num_threads(flags->threads);
       flags->options.device = agf::train::parse_device(flags->device);
