@@ -347,7 +347,7 @@ if run_stage build-tests 60 300 bash -c "$build_body" "$tests_target"; then fini
 # gpu-tests: the names of the [gpu] cases dealt round-robin to up to 8 processes, each under the stage's
 # limit; Catch2 takes names as test specs, so ',', '[', ']' and '\' in them are escaped.
 gpu_tests_body() {
-  local shards=$((workers < 8 ? workers : 8)) names=() i status=0
+  local shards=$((workers < 8 ? workers : 8)) names=() pids=() i pid status=0
   mapfile -t names < <("$tests" "$test_spec" --list-test-names-only | sed -e '/^$/d' -e 's/[][,\\]/\\&/g')
   [ ${#names[@]} -gt 0 ] || { echo "no test case matches $test_spec"; return 1; }
   [ $shards -gt ${#names[@]} ] && shards=${#names[@]}
@@ -356,8 +356,9 @@ gpu_tests_body() {
     local mine=() j
     for ((j = i; j < ${#names[@]}; j += shards)); do mine+=("${names[$j]}"); done
     "$tests" --durations yes "${mine[@]}" >"$out/logs/gpu-tests-$i.log" 2>&1 &
+    pids+=($!)
   done
-  for ((i = 0; i < shards; i++)); do wait -n || status=1; done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
   for ((i = 0; i < shards; i++)); do
     echo "---- process $i: $(grep -E '^(All tests passed|test cases:)' "$out/logs/gpu-tests-$i.log" | tail -n 1)"
   done
