@@ -151,7 +151,12 @@ struct PairGeometry {
   const int64_t* key_lengths = nullptr;  // [B] on the executing device; null = no padding
   bool causal = false;
 
-  AGF_HOST_DEVICE int64_t key_length(int64_t b) const { return key_lengths ? key_lengths[b] : keys; }
+  // Clamped to [0, keys]: a bad length is reported by a deferred check (ops/cuda/attention.cpp), and until
+  // then must not send a kernel past the keys.
+  AGF_HOST_DEVICE int64_t key_length(int64_t b) const {
+    const int64_t length = key_lengths ? key_lengths[b] : keys;
+    return length < 0 ? 0 : (length > keys ? keys : length);
+  }
   // Keys 0 .. visible_end-1 are visible to query m (length = key_length(b)).
   AGF_HOST_DEVICE int64_t visible_end(int64_t length, int64_t m) const {
     return causal ? (length < m + 1 ? length : m + 1) : length;

@@ -4,6 +4,7 @@
 #include <array>
 #include <mutex>
 
+#include "core/cuda/deferred_check.h"
 #include "core/error.h"
 
 namespace agf::cuda {
@@ -51,7 +52,9 @@ cublasHandle_t cublas_handle(int device) { return resources(device).cublas; }
 
 void synchronize(int device) {
   DeviceGuard guard(device);
+  read_deferred_record(device);  // the verdict of the checks the queued work made (core/cuda/deferred_check.h)
   AGF_CUDA_CHECK(cudaStreamSynchronize(current_stream(device)));
+  raise_deferred_errors(device);
 }
 
 DeviceGuard::DeviceGuard(int device) {

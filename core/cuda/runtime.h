@@ -25,7 +25,8 @@ inline void check_cublas(cublasStatus_t status, const char* call, const char* fi
 cudaStream_t current_stream(int device);
 // The cuBLAS handle of `device`, bound to current_stream(device), with tensor-core math allowed.
 cublasHandle_t cublas_handle(int device);
-// Waits until every queued operation on `device` has finished (tests and timing; reads sync anyway).
+// Waits until every queued operation on `device` has finished (tests and timing; reads sync anyway), then
+// raises the first failure of the deferred checks that work made (core/cuda/deferred_check.h).
 void synchronize(int device);
 
 // Makes `device` current for the lifetime of the guard (kernels launch on the current device).

@@ -1,6 +1,7 @@
 // Moving tensors between the host and GPUs, and Tensor's copy/fill on a GPU (see tensor_transfer.h).
 #include "core/cuda/tensor_transfer.h"
 
+#include "core/cuda/deferred_check.h"
 #include "core/cuda/runtime.h"
 #include "core/cuda/strided_index_host.h"
 #include "core/cuda/tensor_kernels.h"
@@ -27,7 +28,9 @@ Tensor transfer(const Tensor& source, Device device) {
     DeviceGuard guard(from);
     AGF_CUDA_CHECK(cudaMemcpyAsync(result.raw_data(), packed.raw_data(), bytes, cudaMemcpyDeviceToHost,
                                    current_stream(from)));
+    read_deferred_record(from);  // the deferred checks' verdict comes back in the same wait
     AGF_CUDA_CHECK(cudaStreamSynchronize(current_stream(from)));
+    raise_deferred_errors(from);
     return result;
   }
   // GPU to GPU, on agf's streams (cudaMemcpyPeer would run on the legacy default stream, which agf's

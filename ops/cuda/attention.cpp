@@ -5,6 +5,7 @@
 #include "ops/rope.h"
 
 #include <cublas_v2.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "ops/attention_geometry.h"
 #include "ops/attention_positional.h"
 #include "ops/cuda/attention_kernels.h"
+#include "ops/cuda/index_check_kernels.h"
 #include "ops/cuda/positional_table_kernels.h"
 #include "ops/reduce.h"
 
@@ -38,21 +40,25 @@ void check_options(const AttentionOptions& options) {
             options.dropout);
 }
 
-// key_lengths as the kernels read them: i64 [B] on q's device (undefined = no padding). Checked on the host
-// (B numbers come back: one small synchronisation). The kernels dereference it, so it must be on q's device
-// already: ops::attention_forward's route checks that, a direct call of this file's entry points did not.
+// key_lengths as the kernels read them: i64 [B] on q's device (undefined = no padding). Checked on the
+// device by a deferred scan (ops/cuda/index_check_kernels.h): a length outside [0, Tk] is reported at the
+// host's next synchronisation, and the kernels meanwhile clamp it (PairGeometry::key_length). The kernels
+// dereference it, so it must be on q's device already: ops::attention_forward's route checks that, a
+// direct call of this file's entry points did not.
 Tensor device_key_lengths(const Tensor& key_lengths, const Tensor& q, const Geometry& g) {
   if (!key_lengths.defined()) return Tensor();
   check_same_device(key_lengths, q, "attention");
   AGF_CHECK(is_integer(key_lengths.dtype()) && key_lengths.dim() == 1 && key_lengths.size(0) == g.batch,
             "attention: key_lengths must be an integer tensor [{}] (one length per sequence), got {}", g.batch,
             key_lengths.description());
-  const std::vector<int64_t> lengths = key_lengths.to_int_vector();
-  for (std::size_t b = 0; b < lengths.size(); ++b) {
-    AGF_CHECK(lengths[b] >= 0 && lengths[b] <= g.keys, "attention: key length {} of sequence {} is outside [0, {}]",
-              lengths[b], b, g.keys);
-  }
-  return key_lengths.to(DType::i64).contiguous();
+  const Tensor lengths = key_lengths.to(DType::i64).contiguous();
+  const int device = q.device().index;
+  const Tensor scan = Tensor::empty({2}, DType::i64, q.device());
+  const ::agf::cuda::DeferredCheck check = ::agf::cuda::register_deferred_check(
+      device, fmt::format("attention: key length {{value}} of sequence {{position}} is outside [0, {}]", g.keys));
+  ::agf::cuda::scan_indices_deferred(DType::i64, lengths.raw_data(), g.batch, g.keys + 1, false, 0,
+                                     static_cast<unsigned long long*>(scan.raw_data()), check, device);
+  return lengths;
 }
 
 PositionalParameters on_host(const PositionalParameters& p) {

@@ -1,4 +1,5 @@
-// Host side of the CUDA embedding: the checks of ops/cpu/embedding.cpp (ids validated on the GPU), the launches.
+// Host side of the CUDA embedding: the checks of ops/cpu/embedding.cpp (ids checked on the GPU, reported at
+// the next synchronisation: ops/cuda/id_check.h), the launches.
 #include "ops/cuda/embedding.h"
 
 #include "ops/cuda/embedding_kernels.h"
@@ -27,8 +28,8 @@ Tensor embedding_forward(const Tensor& weight_in, const Tensor& ids_in) {
   Shape shape = ids.shape();
   shape.push_back(features);
   Tensor out = Tensor::empty(shape, weight.dtype(), weight.device());
-  agf::cuda::embedding_gather(weight.dtype(), weight.raw_data(), ids.dtype(), ids.raw_data(), out.raw_data(),
-                              ids.numel(), features, weight.device().index);
+  agf::cuda::embedding_gather(weight.dtype(), weight.raw_data(), vocabulary, ids.dtype(), ids.raw_data(),
+                              out.raw_data(), ids.numel(), features, weight.device().index);
   return out;
 }
 
@@ -47,7 +48,7 @@ Tensor embedding_backward(const Tensor& grad_in, const Tensor& ids_in, int64_t v
   const DType accumulate = grad.dtype() == DType::f64 ? DType::f64 : DType::f32;
   Tensor table = Tensor::zeros({vocabulary_size, features}, accumulate, device);
   agf::cuda::embedding_scatter_add(grad.dtype(), grad.raw_data(), ids.dtype(), ids.raw_data(), table.raw_data(),
-                                   ids.numel(), features, device.index);
+                                   vocabulary_size, ids.numel(), features, device.index);
   return table.dtype() == grad.dtype() ? table : table.to(grad.dtype());
 }
 

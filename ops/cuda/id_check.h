@@ -1,7 +1,8 @@
 #pragma once
 // Host side of the GPU index scan (ops/cuda/index_check_kernels.h): validates ids or targets that live on
-// a GPU, failing with the CPU op's message, and counts the positions that are not ignored. It reads 16
-// bytes back, so it waits for the work queued before it on the device.
+// a GPU without making the host wait. A bad index is reported with the CPU op's message at the host's
+// next synchronisation with the device (core/cuda/deferred_check.h); the kernels that use the indices
+// meanwhile treat a bad one as absent (a zero row, a skipped scatter, an ignored target).
 #include <cstdint>
 #include <optional>
 
@@ -16,8 +17,14 @@ struct IndexRange {
   const char* where = "position";  // "position" or "row"
 };
 
-// Fails with "<op>: <what> <value> at <where> <i> is outside [0, <upper>)" for the first bad index;
-// returns the number of indices that are not ignored. `indices` must be contiguous, on a GPU.
-int64_t check_indices(const Tensor& indices, const IndexRange& range, const char* op);
+// Schedules the check "<op>: <what> <value> at <where> <i> is outside [0, <upper>)" of the first bad index.
+// Returns 2 words of i64 device memory whose second holds the number of indices that are not ignored
+// (on the device, for kernels to read). `indices` must be contiguous, on a GPU.
+Tensor check_indices(const Tensor& indices, const IndexRange& range, const char* op);
+
+// The device pointer to that count.
+inline const unsigned long long* counted_on_device(const Tensor& scan) {
+  return static_cast<const unsigned long long*>(scan.raw_data()) + 1;
+}
 
 }  // namespace agf::ops::cuda

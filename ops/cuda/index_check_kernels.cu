@@ -1,7 +1,7 @@
 // The index scan of index_check_kernels.h: a grid-stride loop in which every thread counts the positions
 // it sees that are not ignored and proposes the invalid ones with atomicMin, so the result is the lowest
 // invalid position (the one the CPU reports) whatever the thread order. The count is added with one
-// atomicAdd per thread (integers: exact in any order).
+// atomicAdd per thread (integers: exact in any order). A one-thread kernel then records the failure.
 #include <climits>
 
 #include "core/cuda/device_types.h"
@@ -30,37 +30,33 @@ __global__ void scan_indices_kernel(const I* indices, int64_t count, int64_t upp
   if (counted) atomicAdd(&scratch[1], counted);
 }
 
+// One thread: the lowest bad position and its value into the deferred record, unless an earlier check
+// already failed there (the first failure is the one reported).
+template <class I>
+__global__ void record_first_invalid_kernel(const I* indices, const unsigned long long* scratch,
+                                            DeferredRecord* record, unsigned long long check) {
+  if (scratch[0] == ULLONG_MAX || record->check != 0) return;
+  record->value = static_cast<long long>(indices[scratch[0]]);
+  record->position = static_cast<long long>(scratch[0]);
+  record->check = check;
+}
+
 }  // namespace
 
-IndexScan scan_indices(DType dtype, const void* indices, int64_t count, int64_t upper, bool has_ignore, int64_t ignore,
-                       void* scratch, int device) {
-  IndexScan scan;
-  if (count == 0) return scan;
+void scan_indices_deferred(DType dtype, const void* indices, int64_t count, int64_t upper, bool has_ignore,
+                           int64_t ignore, unsigned long long* scratch, const DeferredCheck& check, int device) {
   DeviceGuard guard(device);
   cudaStream_t stream = current_stream(device);
-  auto* words = static_cast<unsigned long long*>(scratch);
-  AGF_CUDA_CHECK(cudaMemsetAsync(words, 0xff, sizeof(unsigned long long), stream));   // no invalid position yet
-  AGF_CUDA_CHECK(cudaMemsetAsync(words + 1, 0, sizeof(unsigned long long), stream));  // nothing counted yet
+  AGF_CUDA_CHECK(cudaMemsetAsync(scratch, 0xff, sizeof(unsigned long long), stream));   // no invalid position yet
+  AGF_CUDA_CHECK(cudaMemsetAsync(scratch + 1, 0, sizeof(unsigned long long), stream));  // nothing counted yet
+  if (count == 0) return;
   dispatch_index_kernel(dtype, [&]<class I>() {
     scan_indices_kernel<<<blocks_for(count, kThreads, 1024), kThreads, 0, stream>>>(
-        static_cast<const I*>(indices), count, upper, has_ignore, ignore, words);
+        static_cast<const I*>(indices), count, upper, has_ignore, ignore, scratch);
     AGF_CUDA_CHECK_LAUNCH(scan_indices_kernel);
+    record_first_invalid_kernel<I><<<1, 1, 0, stream>>>(static_cast<const I*>(indices), scratch, check.record, check.id);
+    AGF_CUDA_CHECK_LAUNCH(record_first_invalid_kernel);
   });
-  unsigned long long host[2] = {0, 0};
-  AGF_CUDA_CHECK(cudaMemcpyAsync(host, words, sizeof host, cudaMemcpyDeviceToHost, stream));
-  AGF_CUDA_CHECK(cudaStreamSynchronize(stream));
-  scan.counted = static_cast<int64_t>(host[1]);
-  if (host[0] != ULLONG_MAX) {
-    scan.first_invalid = static_cast<int64_t>(host[0]);
-    dispatch_index_kernel(dtype, [&]<class I>() {
-      I value = 0;
-      AGF_CUDA_CHECK(cudaMemcpyAsync(&value, static_cast<const I*>(indices) + scan.first_invalid, sizeof value,
-                                     cudaMemcpyDeviceToHost, stream));
-      AGF_CUDA_CHECK(cudaStreamSynchronize(stream));
-      scan.invalid_value = static_cast<int64_t>(value);
-    });
-  }
-  return scan;
 }
 
 }  // namespace agf::cuda

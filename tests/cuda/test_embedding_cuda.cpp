@@ -61,6 +61,8 @@ TEST_CASE("embedding backward on the GPU sums repeated ids as the CPU does", "[c
   }
 }
 
+// The GPU checks ids without a host wait (core/cuda/deferred_check.h): the error comes at the next
+// synchronisation with the device, with the CPU's message; meanwhile the kernels stay inside the table.
 TEST_CASE("embedding on the GPU refuses ids outside the table with the CPU's message", "[cuda][gpu]") {
   AGF_REQUIRE_GPU();
   const Tensor table = random_f64({10, 4}, 1);
@@ -68,13 +70,20 @@ TEST_CASE("embedding on the GPU refuses ids outside the table with the CPU's mes
     for (DType id_dtype : {DType::i64, DType::i32}) {
       const Tensor ids = Tensor::from_vector(std::vector<int64_t>{1, 2, 3, 4, 5, bad, 6, bad}, {2, 4}).to(id_dtype);
       const std::string cpu = testing::error_of([&] { ops::embedding_forward(table, ids); });
-      const std::string gpu =
-          testing::error_of([&] { ops::embedding_forward(table.to(Device::cuda()), ids.to(Device::cuda())); });
+      Tensor rows;
+      CHECK(testing::error_of([&] { rows = ops::embedding_forward(table.to(Device::cuda()), ids.to(Device::cuda())); }) ==
+            "no error");  // deferred ...
+      const std::string gpu = testing::error_of([&] { agf::synchronize(Device::cuda()); });  // ... to here
       CHECK(cpu.find("at position 5") != std::string::npos);
       CHECK(gpu == cpu);
+      // The bad positions read zero rows, the good ones their rows.
+      const std::vector<double> gathered = rows.to(Device::cpu()).to_double_vector();
+      CHECK(std::vector<double>(gathered.begin() + 20, gathered.begin() + 24) == std::vector<double>(4, 0.0));
+      CHECK(gathered[0] == table.to_double_vector()[4]);
       const Tensor grad = Tensor::ones({2, 4, 4}, DType::f64);
-      CHECK(testing::error_of([&] { ops::embedding_backward(grad.to(Device::cuda()), ids.to(Device::cuda()), 10); }) ==
-            testing::error_of([&] { ops::embedding_backward(grad, ids, 10); }));
+      CHECK(testing::error_of([&] {
+              ops::embedding_backward(grad.to(Device::cuda()), ids.to(Device::cuda()), 10).to(Device::cpu());
+            }) == testing::error_of([&] { ops::embedding_backward(grad, ids, 10); }));
     }
   }
   // The device is still usable after the refusal.
