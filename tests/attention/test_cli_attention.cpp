@@ -21,8 +21,10 @@ TEST_CASE("agf gradcheck --op attention --pos SCHEME [--pcmv] [--causal] checks 
 TEST_CASE("agf gradcheck --explain prints the backward step by step with finite differences", "[cli][attention]") {
   const CommandResult explain = run_agf("gradcheck --op attention --pos agf-m --pcmv --explain");
   CHECK(explain.status == 0);
-  for (const char* name : {"C  —", "s  —", "a  —", "ga  —", "gs  —", "gC_score", "gC_value", "gC  —", "gT  —", "gLC1",
-                           "gG[0]", "grho[1]", "gk ", "glc2[1,3]", "finite diff."}) {
+  // T = 5 tokens with L = 3 table entries (the clamped index the doc singles out) and dropout on.
+  for (const char* name : {"T = 5 tokens", "L = 3", "dropout p = 0.2", "C  —", "s  —", "a  —", "mask  —", "a'  —",
+                           "ga  —", "gs  —", "gC_score", "gC_value", "gC  —", "gT  —", "gLC1", "gG[0]", "grho[1]", "g_k_exponent",
+                           "glc2[1,2]", "finite diff."}) {
     CHECK_THAT(explain.output, Catch::Contains(name));
   }
   CHECK_THAT(explain.output, Catch::EndsWith("ok\n"));

@@ -1,6 +1,8 @@
-// The --explain walk-through of the attention backward (docs/agf-backprop.md §9). The step-by-step part is
+// The --explain walk-through of the attention backward (docs/agf-backprop.md §10). The step-by-step part is
 // written with plain loops, formula by formula as in the doc — deliberately not with the op's code — and
-// then compared with the op's backward and with central finite differences.
+// then compared with the op's backward and with central finite differences. The example has more tokens
+// than table entries (T = 5 > L = 3), so distances 2, 3 and 4 share lc2/lc3's last entry i = min(D, L-1),
+// and attention dropout on, so a' differs from a.
 #include "tools/agf/attention_explain.h"
 
 #include <fmt/core.h>
@@ -11,15 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "core/philox.h"
 #include "core/random.h"
 #include "ops/attention_positional.h"
+#include "ops/dropout_mask.h"
 
 namespace agf::cli {
 
 namespace {
 
 using ops::PositionalScheme;
-constexpr int kTokens = 4, kDim = 2, kL = 4;
+constexpr int kTokens = 5, kDim = 2, kL = 3;
+constexpr double kDropout = 0.2;                                // p of the attention dropout
+constexpr uint64_t kDropoutSeed = 11, kDropoutOffset = 0;       // its Philox stream
 
 using Matrix = std::vector<std::vector<double>>;
 Matrix matrix(int rows, int cols, double value = 0.0) { return Matrix(rows, std::vector<double>(cols, value)); }
@@ -70,9 +76,13 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   const Matrix q = to_matrix(q_values, T, dk), k = to_matrix(k_values, T, dk), v = to_matrix(v_values, T, dk),
                g = to_matrix(g_values, T, dk);
 
-  fmt::print("{}{} {} attention, one head, T = {} tokens, dk = {}, L = {}, learnable k; loss L = Σ o ⊙ g\n",
-             ops::scheme_name(scheme), pcmv ? " with PCM-V" : "", causal ? "causal" : "bidirectional", T, dk, kL);
-  fmt::print("(names as in docs/agf-backprop.md; m = query row, n = key column; δ = [n > m], D = |m - n|)\n\n");
+  fmt::print("{}{} {} attention, one head, T = {} tokens, dk = {}, L = {}, learnable k, dropout p = {}; "
+             "loss L = Σ o ⊙ g\n",
+             ops::scheme_name(scheme), pcmv ? " with PCM-V" : "", causal ? "causal" : "bidirectional", T, dk, kL,
+             kDropout);
+  fmt::print("(names as in docs/agf-backprop.md; m = query row, n = key column; δ = [n > m], D = |m - n|;\n"
+             " T > L, so the distances D >= L-1 = {} share the table index i = min(D, L-1) of lc2 and lc3)\n\n",
+             kL - 1);
   fmt::print("== inputs ==\n");
   print("q", "queries [m, j]", q);
   print("k", "keys [n, j]", k);
@@ -99,7 +109,15 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
       for (int j = 0; j < dk; ++j) C[j][m][n] = lc1(direction(m, n), distance(m, n)) * lc2_at(direction(m, n), distance(m, n)) *
                                                 lc3_at(direction(m, n), distance(m, n), j);
     }
-  Matrix P = matrix(T, T), s = matrix(T, T), a = matrix(T, T), W = matrix(T, T), o = matrix(T, dk);
+  // The dropout mask of pair (m, n): element m·T + n of the Philox stream (B = H = 1), as the op draws it.
+  const float threshold = ops::dropout_threshold(kDropout);
+  Matrix mask = matrix(T, T);
+  for (int m = 0; m < T; ++m)
+    for (int n = 0; n < T; ++n)
+      mask[m][n] = ops::dropout_keeps(Philox4x32::bits(kDropoutSeed, kDropoutOffset, static_cast<uint64_t>(m * T + n)),
+                                      threshold) ? 1.0 : 0.0;
+  Matrix P = matrix(T, T), s = matrix(T, T), a = matrix(T, T), a_dropped = matrix(T, T), W = matrix(T, T),
+         o = matrix(T, dk);
   for (int m = 0; m < T; ++m) {
     for (int n = 0; n < T; ++n) {
       double dot = 0, weighted = 0;
@@ -111,9 +129,10 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
     for (int n = 0; n < T; ++n) top = visible(m, n) ? std::max(top, s[m][n]) : top;
     for (int n = 0; n < T; ++n) total += visible(m, n) ? std::exp(s[m][n] - top) : 0.0;
     for (int n = 0; n < T; ++n) a[m][n] = visible(m, n) ? std::exp(s[m][n] - top) / total : 0.0;
-    for (int n = 0; n < T; ++n) W[m][n] = pcmv && !per_feature ? a[m][n] * C[0][m][n] : a[m][n];
+    for (int n = 0; n < T; ++n) a_dropped[m][n] = a[m][n] * mask[m][n] / (1.0 - kDropout);  // a' = a ⊙ mask/(1-p)
+    for (int n = 0; n < T; ++n) W[m][n] = pcmv && !per_feature ? a_dropped[m][n] * C[0][m][n] : a_dropped[m][n];
     for (int j = 0; j < dk; ++j)
-      for (int n = 0; n < T; ++n) o[m][j] += a[m][n] * (pcmv ? C[j][m][n] : 1.0) * v[n][j];
+      for (int n = 0; n < T; ++n) o[m][j] += a_dropped[m][n] * (pcmv ? C[j][m][n] : 1.0) * v[n][j];
   }
   fmt::print("\n== forward ==\n");
   print("D", "distance |m - n|", Dm);
@@ -125,8 +144,11 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   print("P", "q·kᵀ/√dk", P);
   print("s", per_feature ? "(1/√dk)·Σ_j q·k·C  (-inf: masked)" : "P ⊙ C  (-inf: masked)", s);
   print("a", "softmax over n of s", a);
-  if (!per_feature) print("W", pcmv ? "a ⊙ C (PCM-V: what multiplies v)" : "a (what multiplies v)", W);
-  print("o", pcmv ? "Σ_n a·C·v" : "Σ_n a·v", o);
+  print("mask", fmt::format("dropout keeps (1) or drops (0) the pair; Philox seed {}, element m·T + n", kDropoutSeed),
+        mask);
+  print("a'", fmt::format("a ⊙ mask / (1 - p), p = {}", kDropout), a_dropped);
+  if (!per_feature) print("W", pcmv ? "a' ⊙ C (PCM-V: what multiplies v)" : "a' (what multiplies v)", W);
+  print("o", pcmv ? "Σ_n a'·C·v" : "Σ_n a'·v", o);
 
   // ---- backward, step by step ----
   Matrix gW = matrix(T, T), ga = matrix(T, T), gs = matrix(T, T), gv = matrix(T, dk), gq = matrix(T, dk), gk = matrix(T, dk);
@@ -136,14 +158,14 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
       for (int j = 0; j < dk; ++j) {
         const double c = pcmv ? C[j][m][n] : 1.0;
         gW[m][n] += g[m][j] * v[n][j];                       // gW = g·vᵀ
-        ga[m][n] += g[m][j] * c * v[n][j];                   // ga = gW ⊙ C (PCM-V), = gW (off)
-        gv[n][j] += a[m][n] * c * g[m][j];                   // gv = Wᵀ·g
-        if (pcmv) gC_value[j][m][n] = a[m][n] * g[m][j] * v[n][j];  // gC_value = gW ⊙ a (summed over j)
+        ga[m][n] += g[m][j] * c * v[n][j];                   // ∂L/∂a' = gW ⊙ C (PCM-V), = gW (off)
+        gv[n][j] += a_dropped[m][n] * c * g[m][j];           // gv = Wᵀ·g
+        if (pcmv) gC_value[j][m][n] = a_dropped[m][n] * g[m][j] * v[n][j];  // gC_value = gW ⊙ a' (summed over j)
       }
-  for (int m = 0; m < T; ++m) {
+  for (int m = 0; m < T; ++m) {  // through dropout and softmax: gs = a'⊙ga - a·Σ_r a'⊙ga (§4)
     double total = 0;
-    for (int n = 0; n < T; ++n) total += a[m][n] * ga[m][n];
-    for (int n = 0; n < T; ++n) gs[m][n] = a[m][n] * (ga[m][n] - total);  // softmax backward
+    for (int n = 0; n < T; ++n) total += a_dropped[m][n] * ga[m][n];
+    for (int n = 0; n < T; ++n) gs[m][n] = a_dropped[m][n] * ga[m][n] - a[m][n] * total;
   }
   for (int m = 0; m < T; ++m)
     for (int n = 0; n < T; ++n)
@@ -189,17 +211,18 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   fmt::print("\n== backward ==\n");
   if (!per_feature) print("gW", "∂L/∂W = g·vᵀ", gW);
   print("gv", pcmv ? "∂L/∂v = Σ_m a·C·g" : "∂L/∂v = aᵀ·g", gv);
-  print("ga", pcmv ? (per_feature ? "∂L/∂a = Σ_j g·C·v" : "∂L/∂a = gW ⊙ C") : "∂L/∂a = gW", ga);
-  print("gs", "∂L/∂s = a ⊙ (ga - Σ_n a ⊙ ga)   (0 where masked)", gs);
+  print("ga", pcmv ? (per_feature ? "∂L/∂a' = Σ_j g·C·v" : "∂L/∂a' = gW ⊙ C") : "∂L/∂a' = gW", ga);
+  print("gs", "∂L/∂s = a' ⊙ ga - a · Σ_n a' ⊙ ga   (0 where masked)", gs);
   for (int j = 0; j < width; ++j) {
     const std::string at = per_feature ? fmt::format("[:, :, j={}]", j) : "";
     print("gC_score" + at, per_feature ? "(1/√dk)·gs·q·k" : "gs ⊙ P", gCs[j]);
-    if (pcmv) print("gC_value" + at, per_feature ? "a·g·v" : "gW ⊙ a", gCv[j]);
+    if (pcmv) print("gC_value" + at, per_feature ? "a'·g·v" : "gW ⊙ a'", gCv[j]);
     print("gC" + at, pcmv ? "gC_score + gC_value" : "gC_score (no value path without PCM-V)", gC[j]);
   }
   print("gq", "(1/√dk)·(gs ⊙ C)·k", gq);
   print("gk", "(1/√dk)·(gs ⊙ C)ᵀ·q", gk);
-  print("gT", "∂L/∂table: gC summed over the pairs of each (δ, D); rows δ=0 D=0..3, then δ=1 D=0..3", gT);
+  print("gT", fmt::format("∂L/∂table: gC summed over the pairs of each (δ, D); rows δ=0 D=0..{0}, then δ=1 "
+                          "D=0..{0}", T - 1), gT);
   print("gLC1", "∂L/∂LC1 [δ, D] = gT · lc2 (· lc3, summed over j)", gLC1);
 
   // ---- the op's backward and finite differences ----
@@ -209,6 +232,9 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   options.pcmv = pcmv;
   options.causal = causal;
   options.max_distance = kL;
+  options.dropout = kDropout;
+  options.dropout_seed = kDropoutSeed;
+  options.dropout_offset = kDropoutOffset;
   const Tensor qt = tensor(q_values, {1, 1, T, dk}), kt = tensor(k_values, {1, 1, T, dk}), vt = tensor(v_values, {1, 1, T, dk});
   auto parameters = [&] {
     ops::PositionalParameters p;
@@ -259,7 +285,7 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
       worst = std::max(worst, error);
       // the element's index in the doc's terms: [δ] for G and rho, [δ,i] for lc2, [δ,i,j] for lc3
       const int index = static_cast<int>(e);
-      const std::string at = name == "gk"     ? ""
+      const std::string at = name == "g_k_exponent" ? ""
                              : name == "glc2" ? fmt::format("[{},{}]", index / kL, index % kL)
                              : name == "glc3" ? fmt::format("[{},{},{}]", index / (kL * dk), index / dk % kL, index % dk)
                                               : fmt::format("[{}]", index);
@@ -269,7 +295,7 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   };
   report("gG", G, gG, op.positional.G);
   report("grho", rho, grho, op.positional.rho);
-  report("gk", k_exponent, gk_exponent, op.positional.k);
+  report("g_k_exponent", k_exponent, gk_exponent, op.positional.k);  // not gk: that is ∂L/∂keys above
   if (!lc2.empty()) report("glc2", lc2, glc2, op.positional.lc2);
   if (!lc3.empty()) report("glc3", lc3, glc3, op.positional.lc3);
   fmt::print("\nstep by step vs the op: o, gq, gk, gv agree to {:.1e}; parameter gradients agree with finite "
