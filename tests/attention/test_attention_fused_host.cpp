@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "core/half.h"
-#include "ops/attention_fused.h"
+#include "tests/attention/fused_host_block.h"
 #include "ops/rope.h"
 #include "tests/attention/attention_cases.h"
 

@@ -1,13 +1,14 @@
-// The materializing CUDA path (ops/attention_materialized_steps.h) run on the CPU by HostBackend — the same
-// steps, row and element functions as the GPU kernels, and every product evaluated from the column-major
-// arguments cuBLAS receives — against the CPU op: every scheme (agf-f above all, which only this path
-// serves) × PCM-V × causal × padding × dropout, Tq ≠ Tk, in f64 (to 1e-12), f32 and 16-bit storage.
+// The materializing CUDA path (ops/attention_materialized_steps.h) run on the CPU by HostBackend
+// (tests/attention/materialized_host_backend.h) — the same steps, row and element functions as the GPU
+// kernels, and every product evaluated from the column-major arguments cuBLAS receives — against the CPU op:
+// every scheme (agf-f above all, which only this path serves) × PCM-V × causal × padding × dropout, Tq ≠ Tk,
+// in f64 (to 1e-12), f32 and 16-bit storage.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 
-#include "ops/attention_materialized_steps.h"
+#include "tests/attention/materialized_host_backend.h"
 #include "ops/rope.h"
 #include "tests/attention/attention_cases.h"
 
