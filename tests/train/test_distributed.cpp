@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/device.h"
 #include "tests/data/scratch_dir.h"
 #include "tests/skip.h"
 #include "tests/tools/cli_runner.h"
@@ -280,4 +282,29 @@ TEST_CASE("an error in one process stops the others, naming it", "[distributed][
   CHECK(failed.status == 1);
   CHECK(seconds < 60);
   CHECK_THAT(failed.output, Catch::Contains("agf: error (rank 1 of 2): train: train.bin is missing"));
+}
+
+TEST_CASE("under mpirun on GPUs: one GPU trains as a world of 1, two sum their gradients with NCCL", "[distributed][mpi][gpu]") {
+  REQUIRE_MPIRUN();
+  if (agf::cuda_device_count() == 0) {
+    static const std::string reason = agf::cuda_unavailable_reason();
+    AGF_SKIP(reason.c_str());
+  }
+  const int processes = std::min(agf::cuda_device_count(), 2);  // NCCL wants one GPU per process
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  const std::string flags = tiny_flags + " --device cuda --dropout 0 --max-tokens 120 --valid-every 6 --max-steps 6";
+  REQUIRE(run_agf("train --data " + data + " --out " + scratch.file("single") + flags).status == 0);
+  const auto launched = run_command(mpirun(processes) + AGF_BINARY + " train --data " + data + " --out " +
+                                    scratch.file("world") + flags);
+  INFO(launched.output);
+  REQUIRE(launched.status == 0);
+  const auto expected = train_losses(scratch.file("single")), actual = train_losses(scratch.file("world"));
+  REQUIRE(actual.size() == expected.size());
+  for (const auto& [step, loss] : expected) {
+    INFO("step " << step << ", " << processes << " processes: " << loss << " vs " << actual.at(step));
+    CHECK(std::abs(actual.at(step) - loss) <= 1e-5 * loss);
+  }
+  const bool summed = agf::test::metrics_records(scratch.file("world"), "train").front().contains("processes");
+  CHECK(summed == (processes > 1));
 }

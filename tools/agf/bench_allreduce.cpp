@@ -31,8 +31,9 @@ void bench_allreduce(const BenchAllreduceFlags& flags) {
   const bool root = processes.is_root();
   const double n = processes.size();
   if (root) {
-    fmt::print("gradient allreduce: {} processes, f32 gradients in buckets of {:g} MB, best of {}\n", processes.size(),
-               flags.bucket_megabytes, flags.repeats);
+    fmt::print("gradient allreduce: {} processes{}, f32 gradients in buckets of {:g} MB, best of {}\n", processes.size(),
+               processes.size() == 1 ? " (nothing to sum: run it under mpirun -np N)" : "", flags.bucket_megabytes,
+               flags.repeats);
     fmt::print("{:<10} {:>12} {:>10} {:>8} {:>12} {:>12} {:>10} {:>10}\n", "preset", "parameters", "MB", "buckets",
                "ms total", "ms allreduce", "algbw GB/s", "busbw GB/s");
   }
