@@ -197,12 +197,22 @@ TEST_CASE("2 processes resume exactly, and another number of processes is refuse
 
 namespace {
 
-// The process ids of mpirun's children whose MPI rank is `rank` (from their environment).
+// The process ids of mpirun's children whose MPI rank is `rank` (from /proc: their parent, their environment).
 std::vector<pid_t> processes_of_rank(pid_t launcher, int rank) {
   std::vector<pid_t> found;
-  const auto children = run_command(fmt::format("pgrep -P {}", launcher));
-  std::istringstream lines(children.output);
-  for (pid_t pid; lines >> pid;) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // /proc/PID/stat: "PID (command) state PPID ...", the command in parentheses may hold spaces.
+    std::ifstream stat_file(entry.path() / "stat");
+    const std::string stat((std::istreambuf_iterator<char>(stat_file)), {});
+    const std::size_t after_command = stat.rfind(')');
+    if (after_command == std::string::npos) continue;
+    std::istringstream fields(stat.substr(after_command + 1));
+    std::string state;
+    pid_t parent = 0;
+    if (!(fields >> state >> parent) || parent != launcher) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
     std::ifstream environment(fmt::format("/proc/{}/environ", pid), std::ios::binary);
     const std::string variables((std::istreambuf_iterator<char>(environment)), {});
     if (variables.find(fmt::format("OMPI_COMM_WORLD_RANK={}", rank) + '\0') != std::string::npos) found.push_back(pid);
