@@ -4,6 +4,8 @@
 #   peers:  conformance oracles used by tests and benchmarks — sacreBLEU, safetensors, tokenizers (pip) and
 #           PyTorch (Debian's python3-torch, for /usr/bin/python3). They are optional: when one cannot be
 #           installed, the tests that use it skip and say why.
+#   mpi:    OpenMPI (openmpi-bin, libopenmpi-dev), for data-parallel training under mpirun and its 2-process
+#           tests (docs/distributed.md). Optional too: without it agf builds without MPI and those tests skip.
 set -euo pipefail
 
 sudo_cmd=""
@@ -43,4 +45,11 @@ for module in "${python_peers[@]}"; do
     python3 -m pip install -q "$module" >/dev/null 2>&1 || echo "setup: could not install $module; tests using it will skip" >&2
   fi
 done
+
+# OpenMPI from Debian: mpirun, and the headers and libraries that the build (AGF_MPI=AUTO) finds.
+if ! command -v mpirun >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libopenmpi-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "setup: installing openmpi-bin, libopenmpi-dev (distributed training and its tests)" >&2
+  apt_install openmpi-bin libopenmpi-dev 2>/dev/null ||
+    echo "setup: could not install OpenMPI; agf builds without MPI and the distributed tests will skip" >&2
+fi
 exit 0

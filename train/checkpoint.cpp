@@ -51,6 +51,12 @@ std::map<std::string, std::string> TrainingState::to_metadata() const {
           {"agf.state.target_tokens", std::to_string(target_tokens)},
           {"agf.state.elapsed_seconds", fmt::format("{:.17g}", elapsed_seconds)}};
   metadata["agf.state.precision"] = precision;
+  metadata["agf.state.world_size"] = std::to_string(world_size);
+  if (world_size > 1) {
+    AGF_CHECK(dropout_offsets.size() == static_cast<std::size_t>(world_size), "checkpoint: {} dropout stream offsets "
+              "for a world of {} processes", dropout_offsets.size(), world_size);
+    metadata["agf.state.dropout_offsets"] = fmt::format("{}", fmt::join(dropout_offsets, ","));
+  }
   if (loss_scaler) {
     metadata["agf.state.loss_scale"] = fmt::format("{:.17g}", loss_scaler->scale);
     metadata["agf.state.loss_scale_good_steps"] = std::to_string(loss_scaler->good_steps);
@@ -69,6 +75,26 @@ TrainingState TrainingState::from_metadata(const std::map<std::string, std::stri
   state.best_valid_accuracy = metadata_real(metadata, "agf.state.best_valid_accuracy");
   state.target_tokens = metadata_count(metadata, "agf.state.target_tokens");
   state.elapsed_seconds = metadata_real(metadata, "agf.state.elapsed_seconds");
+  // Written since distributed training: older checkpoints are of a single process.
+  if (metadata.count("agf.state.world_size")) {
+    state.world_size = metadata_count(metadata, "agf.state.world_size");
+    AGF_CHECK(state.world_size >= 1, "checkpoint metadata 'agf.state.world_size' must be at least 1, got {}",
+              state.world_size);
+  }
+  if (state.world_size > 1) {
+    const std::string& text = metadata_text(metadata, "agf.state.dropout_offsets");
+    for (std::size_t start = 0; start <= text.size();) {
+      const std::size_t comma = std::min(text.find(',', start), text.size());
+      const std::optional<uint64_t> offset = parse_number<uint64_t>(text.substr(start, comma - start));
+      AGF_CHECK(offset.has_value(), "checkpoint metadata 'agf.state.dropout_offsets' is not a list of whole numbers: "
+                "'{}'", text);
+      state.dropout_offsets.push_back(*offset);
+      start = comma + 1;
+    }
+    AGF_CHECK(state.dropout_offsets.size() == static_cast<std::size_t>(state.world_size), "checkpoint metadata "
+              "'agf.state.dropout_offsets' holds {} offsets for a world of {} processes", state.dropout_offsets.size(),
+              state.world_size);
+  }
   // Written since mixed precision: older checkpoints are fp32 runs without a scaler state.
   if (const auto found = metadata.find("agf.state.precision"); found != metadata.end()) state.precision = found->second;
   if (metadata.count("agf.state.loss_scale")) {
@@ -104,9 +130,10 @@ void save_checkpoint(const std::string& path, const std::vector<std::pair<std::s
   save_safetensors(path, tensors, metadata);
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
+namespace {
+Checkpoint checkpoint_of(SafetensorsFile file, const std::string& path) {
   Checkpoint checkpoint;
-  checkpoint.file = load_safetensors(path);
+  checkpoint.file = std::move(file);
   const auto& metadata = checkpoint.file.metadata;
   try {
     checkpoint.config = nn::TransformerConfig::from_metadata(metadata);
@@ -116,6 +143,13 @@ Checkpoint load_checkpoint(const std::string& path) {
   }
   if (const auto found = metadata.find("agf.bpe"); found != metadata.end()) checkpoint.bpe_json = found->second;
   return checkpoint;
+}
+}  // namespace
+
+Checkpoint load_checkpoint(const std::string& path) { return checkpoint_of(load_safetensors(path), path); }
+
+Checkpoint load_checkpoint_bytes(const std::string& bytes, const std::string& path) {
+  return checkpoint_of(load_safetensors_bytes(bytes, path), path);
 }
 
 void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std::string& path) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "nn/module.h"
 #include "nn/transformer_config.h"
@@ -18,7 +19,12 @@ namespace agf::train {
 struct TrainingState {
   int64_t step = 0;              // optimizer updates done
   uint64_t epoch = 0, batch = 0; // data position: the next batch to draw
-  uint64_t dropout_seed = 0, dropout_offset = 0;
+  uint64_t dropout_seed = 0, dropout_offset = 0;  // the offset of rank 0's stream (the only one in a world of one)
+  // A distributed run (docs/distributed.md): the number of processes that trained it, and each one's dropout
+  // stream offset (rank r's stream has the seed dropout_stream_seed(dropout_seed, r)). Checkpoints of a
+  // single process, older ones included, have a world of 1 and no list.
+  int64_t world_size = 1;
+  std::vector<uint64_t> dropout_offsets;
   double best_valid_accuracy = -1;
   int64_t target_tokens = 0;     // seen so far
   double elapsed_seconds = 0;    // training time so far (not counting validation)
@@ -46,6 +52,8 @@ void save_checkpoint(const std::string& path, const std::vector<std::pair<std::s
                      const TrainingState* state);
 
 Checkpoint load_checkpoint(const std::string& path);
+// The same from the file's bytes (rank 0 sends them to the other processes of a distributed run).
+Checkpoint load_checkpoint_bytes(const std::string& bytes, const std::string& path);
 
 // Copies the checkpoint's tensors into the model's parameters. Every parameter must be present with its
 // shape (converted to the parameter's dtype); tensors that are neither parameters nor optimizer state

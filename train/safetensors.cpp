@@ -1,7 +1,9 @@
 #include "train/safetensors.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "train/atomic_file.h"
@@ -78,23 +80,23 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   file.commit();
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  AGF_CHECK(in.good(), "{}: cannot open", path);
-  in.seekg(0, std::ios::end);
-  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+namespace {
+
+// Reads [offset, offset + count) of the file into `destination`; false when that fails.
+using ByteReader = std::function<bool(uint64_t offset, char* destination, uint64_t count)>;
+
+SafetensorsFile parse_safetensors(uint64_t file_size, const ByteReader& read_bytes, const std::string& path) {
   AGF_CHECK(file_size >= 8, "{}: not a safetensors file ({} bytes, shorter than the 8-byte header length)", path,
             file_size);
   unsigned char length_bytes[8];
-  in.read(reinterpret_cast<char*>(length_bytes), 8);
+  AGF_CHECK(read_bytes(0, reinterpret_cast<char*>(length_bytes), 8), "{}: read of the header length failed", path);
   uint64_t header_length = 0;
   for (int i = 0; i < 8; ++i) header_length |= static_cast<uint64_t>(length_bytes[i]) << (8 * i);
   AGF_CHECK(header_length <= file_size - 8 && header_length <= (100u << 20),
             "{}: corrupt or truncated safetensors file (header length {} but the file has {} bytes)", path,
             header_length, file_size);
   std::string json(header_length, '\0');
-  in.read(json.data(), static_cast<std::streamsize>(header_length));
+  AGF_CHECK(read_bytes(8, json.data(), header_length), "{}: read of the header failed", path);
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(json);
@@ -128,9 +130,8 @@ SafetensorsFile load_safetensors(const std::string& path) {
       AGF_CHECK(offsets[1] <= data_size, "{}: truncated: tensor '{}' ends at byte {} of a {}-byte data section",
                 path, name, offsets[1], data_size);
       Tensor tensor = Tensor::empty(shape, dtype);
-      in.seekg(static_cast<std::streamoff>(8 + header_length + offsets[0]));
-      in.read(static_cast<char*>(tensor.numel() ? tensor.raw_data() : nullptr), static_cast<std::streamsize>(expected));
-      AGF_CHECK(in.good() || expected == 0, "{}: read of tensor '{}' failed", path, name);
+      AGF_CHECK(expected == 0 || read_bytes(8 + header_length + offsets[0], static_cast<char*>(tensor.raw_data()), expected),
+                "{}: read of tensor '{}' failed", path, name);
       ranges.emplace_back(offsets[0], offsets[1]);
       file.tensors.emplace_back(name, std::move(tensor));
     }
@@ -142,6 +143,28 @@ SafetensorsFile load_safetensors(const std::string& path) {
     AGF_CHECK(ranges[i].first >= ranges[i - 1].second, "{}: corrupt safetensors file (overlapping tensors)", path);
   }
   return file;
+}
+
+}  // namespace
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  AGF_CHECK(in.good(), "{}: cannot open", path);
+  in.seekg(0, std::ios::end);
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  return parse_safetensors(file_size, [&](uint64_t offset, char* destination, uint64_t count) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(destination, static_cast<std::streamsize>(count));
+    return in.good();
+  }, path);
+}
+
+SafetensorsFile load_safetensors_bytes(const std::string& bytes, const std::string& path) {
+  return parse_safetensors(bytes.size(), [&](uint64_t offset, char* destination, uint64_t count) {
+    if (offset > bytes.size() || count > bytes.size() - offset) return false;
+    std::memcpy(destination, bytes.data() + offset, count);
+    return true;
+  }, path);
 }
 
 }  // namespace agf::train

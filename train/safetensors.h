@@ -27,5 +27,8 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
 // Reads and validates: the header length against the file size, the JSON, every dtype, shape and
 // offset range (in bounds, non-overlapping, matching the shape). Errors name the file and the problem.
 SafetensorsFile load_safetensors(const std::string& path);
+// The same from the file's bytes in memory (a checkpoint sent to the other processes of a distributed run);
+// `path` names it in errors.
+SafetensorsFile load_safetensors_bytes(const std::string& bytes, const std::string& path);
 
 }  // namespace agf::train

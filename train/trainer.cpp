@@ -3,17 +3,23 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <regex>
+#include <span>
 
 #include "autograd/functions.h"
 #include "core/number_text.h"
 #include "data/batch_sampler.h"
+#include "data/batch_shard.h"
 #include "data/bpe_codec.h"
 #include "data/bpe_model.h"
 #include "data/token_dataset.h"
@@ -22,7 +28,9 @@
 #include "train/batch.h"
 #include "train/checkpoint.h"
 #include "train/device_flag.h"
+#include "train/distributed.h"
 #include "train/evaluate.h"
+#include "train/gradient_sum.h"
 #include "train/metrics_log.h"
 #include "train/mixed_precision.h"
 #include "train/sequence_loss.h"
@@ -37,21 +45,26 @@ std::atomic<int> stop_signal{0};
 extern "C" void request_stop(int signal) { stop_signal = signal; }
 
 // SIGINT/SIGTERM finish the current step, write a checkpoint and stop (nothing is lost); restored on exit.
+// SIGUSR1 too: mpirun forwards it to every process of a distributed run, while its own SIGINT/SIGTERM kill
+// them within a second or two (docs/distributed.md).
 class StopOnSignal {
  public:
   StopOnSignal() {
     stop_signal = 0;
     previous_int_ = std::signal(SIGINT, request_stop);
     previous_term_ = std::signal(SIGTERM, request_stop);
+    previous_usr1_ = std::signal(SIGUSR1, request_stop);
   }
   ~StopOnSignal() {
     std::signal(SIGINT, previous_int_);
     std::signal(SIGTERM, previous_term_);
+    std::signal(SIGUSR1, previous_usr1_);
   }
 
  private:
   void (*previous_int_)(int);
   void (*previous_term_)(int);
+  void (*previous_usr1_)(int);
 };
 
 std::string step_checkpoint_name(int64_t step) { return fmt::format("step_{:08d}.safetensors", step); }
@@ -78,6 +91,45 @@ void remove_partial_writes(const fs::path& folder) {
   }
 }
 
+// Rank r's dropout stream: its own Philox key, so that the processes of a distributed run draw independent
+// masks; rank 0's is the run's seed, so a single process draws what it always did.
+uint64_t dropout_stream_seed(uint64_t seed, int rank) { return seed ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank)); }
+
+// Where this process's dropout stream continues: the offset the checkpoint holds for its rank, or, resumed by
+// another number of processes (--reshard), past every offset any stream of the old run reached, so that no
+// rank redraws masks already used.
+uint64_t resumed_dropout_offset(const TrainingState& saved, int rank, int world_size) {
+  if (saved.world_size == world_size) return world_size == 1 ? saved.dropout_offset : saved.dropout_offsets.at(rank);
+  uint64_t offset = saved.dropout_offset;
+  for (uint64_t other : saved.dropout_offsets) offset = std::max(offset, other);
+  return offset;
+}
+
+// A fingerprint of the weights' bytes, to check that the processes of a distributed run still hold one model.
+uint64_t weights_fingerprint(const std::vector<std::pair<std::string, Variable>>& parameters) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const auto& [name, parameter] : parameters) {
+    const Tensor values = parameter.data().to(Device::cpu()).contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(values.raw_data());
+    const std::size_t size = static_cast<std::size_t>(values.numel()) * dtype_size(values.dtype());
+    // 8 bytes at a time (FNV-1a's step on words): fast enough for a model at every checkpoint.
+    std::size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, bytes + i, 8);
+      hash = (hash ^ word) * 0x100000001b3ULL;
+    }
+    for (; i < size; ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  AGF_CHECK(in.good(), "{}: cannot open", path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 std::string format_duration(double seconds) {
   const auto total = static_cast<int64_t>(seconds);
   return total >= 3600 ? fmt::format("{}:{:02d}:{:02d}", total / 3600, total / 60 % 60, total % 60)
@@ -99,6 +151,8 @@ TrainSummary train(const TrainOptions& options) {
   AGF_CHECK(options.save_every_minutes >= 0 && std::isfinite(options.save_every_minutes), "train: "
             "--save-every-minutes must be 0 (off) or more, got {}", options.save_every_minutes);
   check_device_usable(options.device);
+  World& processes = world();
+  const bool root = processes.is_root(), distributed = processes.size() > 1;
   AGF_CHECK(options.precision == Precision::fp32 || options.device.is_cuda(), "train: --precision {} needs --device "
             "cuda: the CPU kernels compute in f32 and f64 only (f16 and bf16 are storage types there)",
             precision_name(options.precision));
@@ -116,26 +170,34 @@ TrainSummary train(const TrainOptions& options) {
   }
 
   // ---- a fresh run or a resumed one ----
-  const std::string resume_from = latest_checkpoint(options.out_dir);
-  AGF_CHECK(options.resume || resume_from.empty(), "train: {} already holds checkpoints; pass --resume to continue "
-            "that run, or choose another --out", options.out_dir);
-  // --resume of a folder that holds no run is refused: a mistyped --out would otherwise start a new run
-  // unnoticed. A run stopped before its first checkpoint has its folder but nothing to continue from.
-  AGF_CHECK(!options.resume || !resume_from.empty() || fs::is_directory(checkpoint_dir), "train: --resume: {} holds "
-            "no run to continue (no {}); leave out --resume to start one", options.out_dir, checkpoint_dir.string());
-  if (options.resume && resume_from.empty()) {
-    fmt::print(stderr, "note: {} holds no checkpoint yet (the run stopped before its first one): starting it from "
-               "step 0\n", checkpoint_dir.string());
+  // Only rank 0 looks at the run folder (which may be on its machine alone); it sends what it found.
+  std::string resume_from;
+  if (root) {
+    resume_from = latest_checkpoint(options.out_dir);
+    AGF_CHECK(options.resume || resume_from.empty(), "train: {} already holds checkpoints; pass --resume to continue "
+              "that run, or choose another --out", options.out_dir);
+    // --resume of a folder that holds no run is refused: a mistyped --out would otherwise start a new run
+    // unnoticed. A run stopped before its first checkpoint has its folder but nothing to continue from.
+    AGF_CHECK(!options.resume || !resume_from.empty() || fs::is_directory(checkpoint_dir), "train: --resume: {} holds "
+              "no run to continue (no {}); leave out --resume to start one", options.out_dir, checkpoint_dir.string());
+    if (options.resume && resume_from.empty()) {
+      fmt::print(stderr, "note: {} holds no checkpoint yet (the run stopped before its first one): starting it from "
+                 "step 0\n", checkpoint_dir.string());
+    }
+    fs::create_directories(checkpoint_dir);
+    remove_partial_writes(checkpoint_dir);
   }
-  fs::create_directories(checkpoint_dir);
-  remove_partial_writes(checkpoint_dir);
+  processes.broadcast(resume_from);
   const fs::path best_path = checkpoint_dir / "best.safetensors";
   nn::TransformerConfig config = options.model;
   config.vocabulary_size = static_cast<int64_t>(bpe.vocab_size());
   std::optional<Checkpoint> checkpoint;
   if (!resume_from.empty()) {
-    try {
-      checkpoint = load_checkpoint(resume_from);
+    // In a distributed run rank 0 reads the file and sends its bytes, checked, to the others.
+    std::string bytes;
+    if (root) try {
+      if (distributed) bytes = read_whole_file(resume_from);
+      checkpoint = distributed ? load_checkpoint_bytes(bytes, resume_from) : load_checkpoint(resume_from);
     } catch (const Error& error) {
       // Every checkpoint is written whole and renamed into place, so this is damage from outside agf (a
       // disk error, a copy cut short): say how to go back to the one before.
@@ -144,8 +206,13 @@ TrainSummary train(const TrainOptions& options) {
            found.size() > 1 ? fmt::format("move it away to resume from {}", found[found.size() - 2].second.string())
                             : std::string("there is no earlier one"));
     }
+    if (distributed) {
+      processes.broadcast(bytes);
+      if (!root) checkpoint = load_checkpoint_bytes(bytes, resume_from);
+    }
     AGF_CHECK(checkpoint->state.has_value(), "{}: not a training checkpoint (no agf.state.*)", resume_from);
-    if (options.model.scheme_label() != checkpoint->config.scheme_label() || options.model.preset != checkpoint->config.preset) {
+    if (root && (options.model.scheme_label() != checkpoint->config.scheme_label() ||
+                 options.model.preset != checkpoint->config.preset)) {
       fmt::print(stderr, "note: resuming {} {} from its checkpoint; the model flags given ({} {}) are ignored\n",
                  checkpoint->config.preset, checkpoint->config.scheme_label(), options.model.preset, options.model.scheme_label());
     }
@@ -171,17 +238,36 @@ TrainSummary train(const TrainOptions& options) {
   if (checkpoint) {
     load_parameters(model, *checkpoint, resume_from);
     state = *checkpoint->state;
+    // The global batches do not depend on the number of processes, but each one's shard and dropout stream do.
+    if (state.world_size != processes.size()) {
+      auto processes_text = [](int64_t count) { return count == 1 ? std::string("a single process")
+                                                                  : fmt::format("{} processes (mpirun -np {})", count, count); };
+      AGF_CHECK(options.reshard, "train: {} was written by a run of {} and this is {}: every batch would be split "
+                "differently and the dropout masks would differ, so the run would not continue as it began. Resume "
+                "it with {}, or pass --reshard to continue anyway (the same batches in the same order, new dropout "
+                "streams; docs/distributed.md)", resume_from, processes_text(state.world_size),
+                processes_text(processes.size()), processes_text(state.world_size));
+      if (root) {
+        fmt::print(stderr, "note: --reshard: {} continues with {} instead of {}: the same batches in the same order, "
+                   "new dropout streams\n", resume_from, processes_text(processes.size()), processes_text(state.world_size));
+      }
+    }
     sampler.seek({state.epoch, state.batch});
     // best.safetensors is written before the step checkpoint that records its accuracy, so this happens
     // only to runs of older versions (killed between the two writes) or to a deleted file. The weights
     // that scored the recorded best may be gone: forget that score, so that the next validation writes
     // best.safetensors again (the best of the run from here on).
-    best_lost = state.best_valid_accuracy >= 0 && !fs::exists(best_path);
-    if (best_lost) {
+    best_lost = root && state.best_valid_accuracy >= 0 && !fs::exists(best_path);
+    if (distributed) {  // every process takes part in the validation that writes it again
+      double lost = best_lost ? 1 : 0;
+      processes.sum(std::span(&lost, 1));
+      best_lost = lost > 0;
+    }
+    if (best_lost && root) {
       fmt::print(stderr, "note: {} is missing although {} records a best token accuracy of {:.2f}%; the next "
                  "validation writes it again\n", best_path.string(), resume_from, state.best_valid_accuracy);
-      state.best_valid_accuracy = -1;
     }
+    if (best_lost) state.best_valid_accuracy = -1;
   }
   model.to(options.device);
   MixedPrecisionOptimizer optimizer(model.named_parameters(), mixed_precision_options(options.precision));
@@ -197,16 +283,22 @@ TrainSummary train(const TrainOptions& options) {
     optimizer.load_state(optimizer_state(*checkpoint), state.step, scaler);
   }
   state.precision = precision;
-  nn::DropoutStream dropout(state.dropout_seed);
-  dropout.generator().set_offset(state.dropout_offset);
-  MetricsLog metrics((run_dir / "metrics.jsonl").string(), checkpoint ? state.step : -1);
+  nn::DropoutStream dropout(dropout_stream_seed(state.dropout_seed, processes.rank()));
+  if (checkpoint) dropout.generator().set_offset(resumed_dropout_offset(state, processes.rank(), processes.size()));
+  state.world_size = processes.size();
+  // Rank 0 alone writes the run folder: metrics, checkpoints, progress.
+  std::optional<MetricsLog> metrics;
+  if (root) metrics.emplace((run_dir / "metrics.jsonl").string(), checkpoint ? state.step : -1);
+  const std::vector<std::pair<std::string, Variable>> parameters = model.named_parameters();
 
-  const bool terminal = ::isatty(STDERR_FILENO) && !options.quiet;
+  const bool quiet = options.quiet || !root;
+  const bool terminal = ::isatty(STDERR_FILENO) && !quiet;
   auto say = [&](const std::string& line) {
-    if (!options.quiet) fmt::print(stderr, "{}{}\n", terminal ? "\r\033[K" : "", line);
+    if (!quiet) fmt::print(stderr, "{}{}\n", terminal ? "\r\033[K" : "", line);
   };
-  const std::string placement = options.device.is_cpu() && options.precision == Precision::fp32
-                                    ? "" : fmt::format(" on {} in {}", options.device.name(), precision);
+  const std::string placement = (options.device.is_cpu() && options.precision == Precision::fp32
+                                     ? "" : fmt::format(" on {} in {}", options.device.name(), precision)) +
+                                (distributed ? fmt::format(" in {} processes", processes.size()) : "");
   say(checkpoint ? fmt::format("resuming {} at step {} ({}){}", options.out_dir, state.step, resume_from, placement)
                  : fmt::format("training {} {} ({} parameters) on {} pairs, {} steps{}", config.preset, config.scheme_label(),
                                model.parameter_count(), train_set.size(), options.max_steps, placement));
@@ -225,7 +317,7 @@ TrainSummary train(const TrainOptions& options) {
     state.loss_scaler = optimizer.scaler().state();
     try {
       // The metrics lines up to this step reach the disk before the checkpoint that covers them.
-      metrics.sync();
+      metrics->sync();
       // f32 master weights and moments, on the CPU, whatever the device and precision of the run.
       save_checkpoint(path, optimizer.master_parameters(), config, bpe_json, &optimizer.adam(), &state);
     } catch (const Error& error) {
@@ -259,7 +351,7 @@ TrainSummary train(const TrainOptions& options) {
       record["bleu"] = result.bleu.score;
       record["bleu_sentences"] = result.bleu_sentences;
     }
-    if (log) metrics.write(record);
+    if (log) metrics->write(record);
     summary.valid_loss = result.loss;
     summary.token_accuracy = result.token_accuracy;
     summary.bleu = result.bleu.score;
@@ -274,10 +366,26 @@ TrainSummary train(const TrainOptions& options) {
     }
     save_step_checkpoint();
   };
+  // validate() and save_step_checkpoint() run on rank 0 alone, at a step where every process calls this: the
+  // others send what rank 0 writes of them (their dropout stream offsets), the weights are checked to be
+  // still the same everywhere, and the others wait, asleep, until rank 0 is done.
+  auto at_checkpoint = [&](const std::function<void()>& rank_0_work) {
+    if (distributed) {
+      state.dropout_offsets = processes.all_gather(dropout.generator().offset());
+      const std::vector<uint64_t> fingerprints = processes.all_gather(weights_fingerprint(optimizer.master_parameters()));
+      for (int rank = 1; rank < processes.size(); ++rank) {
+        AGF_CHECK(fingerprints[rank] == fingerprints[0], "train: at step {} the weights of rank {} differ from rank "
+                  "0's: the processes no longer train one model (docs/distributed.md)", state.step, rank);
+      }
+    }
+    if (root) rank_0_work();
+    processes.wait_for_all();
+  };
 
   if (state.step >= options.max_steps) {
     say(fmt::format("{} is already at step {} (--max-steps {}): nothing to do", options.out_dir, state.step, options.max_steps));
-    if (best_lost) validate(/*log=*/false);  // a finished run gets its best.safetensors back: the final weights
+    // A finished run gets its best.safetensors back: the final weights.
+    if (best_lost) at_checkpoint([&] { validate(/*log=*/false); });
     summary.steps = state.step;
     return summary;
   }
@@ -288,44 +396,86 @@ TrainSummary train(const TrainOptions& options) {
   const double elapsed_before = state.elapsed_seconds;
   const int64_t first_step = state.step;
   bool validated_at_current_step = false, checkpointed_at_current_step = false;
+  double allreduce_seconds = 0;
   while (state.step < options.max_steps) {
     const auto step_start = std::chrono::steady_clock::now();
     double loss_sum = 0;
     int64_t step_tokens = 0;
     const double loss_scale = optimizer.loss_scale();  // 1 unless fp16
     for (int64_t micro = 0; micro < options.update_freq; ++micro) {
-      const Batch batch = make_batch(train_set, sampler.next()).to(options.device);
+      // Every process draws the same global batch and computes its shard (data/batch_shard.h).
+      const data::BatchSampler::Batch& global_batch = sampler.next();
+      std::span<const uint32_t> rows(global_batch);
+      int64_t batch_tokens = 0;  // target tokens of the global batch
+      if (distributed) {
+        std::vector<uint32_t> lengths;
+        for (uint32_t index : global_batch) {
+          lengths.push_back(sampler.lengths()[index]);
+          batch_tokens += static_cast<int64_t>(train_set.target(index).size()) + 1;  // + eos
+        }
+        const auto [begin, end] = data::batch_shard(lengths, processes.rank(), processes.size());
+        rows = rows.subspan(begin, end - begin);
+        step_tokens += batch_tokens;
+        if (rows.empty()) continue;  // fewer rows than processes: this one adds nothing but zeros to the sum
+      }
+      const Batch batch = make_batch(train_set, rows).to(options.device);
+      if (!distributed) {
+        batch_tokens = batch.target_tokens;
+        step_tokens += batch_tokens;
+      }
+      // The loss is a mean over the batch's target tokens: weighted by its share of them, the shards' losses
+      // (and so their gradients) sum to the whole batch's. 1 exactly in a single process.
+      const double share = static_cast<double>(batch.target_tokens) / static_cast<double>(batch_tokens);
       const Variable logits = model.forward(batch.encoder_input, batch.source_lengths, batch.decoder_input, dropout);
       const Variable loss = sequence_loss(logits, batch.decoder_target, options.label_smoothing);
       // Accumulated batches: the update follows the mean of the per-batch losses; the loss scale S
       // multiplies every gradient (the optimizer divides it out again).
-      (loss * (loss_scale / static_cast<double>(options.update_freq))).backward();
-      loss_sum += loss.data().to(Device::cpu()).item();
-      step_tokens += batch.target_tokens;
+      (loss * (share * loss_scale / static_cast<double>(options.update_freq))).backward();
+      loss_sum += loss.data().to(Device::cpu()).item() * share;
     }
+    // The sum of the processes' gradients (nothing in a single process): the same on every process, and so
+    // are the norm, the clipping and Adam's update below.
+    const GradientSumTiming gradient_sum = sum_gradients(processes, parameters);
     const double lr = inverse_sqrt_lr(options.lr, state.step + 1, options.warmup);
     // Unscale, check, clip, Adam — or skip the update when a gradient is inf or nan.
     const UpdateOutcome update = optimizer.step(lr, options.clip_norm);
     const int64_t skipped_steps = optimizer.scaler().skipped_steps();
     ++state.step;
-    state.target_tokens += step_tokens;
     const double step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+    const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double minutes_since_checkpoint =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_time).count() / 60;
+    // What every process must agree on: the loss of the whole batch (the sum of the shares), whether a stop
+    // signal reached any of them, and rank 0's clock on the time limit and the timed checkpoints.
+    std::array<double, 4> agreed{loss_sum, stop_signal ? 1.0 : 0.0,
+                                 root && options.max_minutes > 0 && run_seconds > options.max_minutes * 60 ? 1.0 : 0.0,
+                                 root && options.save_every_minutes > 0 &&
+                                         minutes_since_checkpoint >= options.save_every_minutes ? 1.0 : 0.0};
+    processes.sum(agreed);
+    const bool stop_requested = agreed[1] > 0, out_of_time = agreed[2] > 0, checkpoint_due = agreed[3] > 0;
+    state.target_tokens += step_tokens;
     state.elapsed_seconds += step_seconds;
-    const double loss = loss_sum / static_cast<double>(options.update_freq);
+    const double loss = agreed[0] / static_cast<double>(options.update_freq);
     // A non-finite grad_norm (a skipped step) is written as null: JSON has no inf or nan.
-    metrics.write({{"step", state.step}, {"split", "train"}, {"loss", loss}, {"lr", lr}, {"grad_norm", update.grad_norm},
-                   {"loss_scale", update.loss_scale}, {"skipped_steps", skipped_steps},
-                   {"target_tokens", step_tokens}, {"tokens_per_second", static_cast<double>(step_tokens) / step_seconds},
-                   {"epoch", sampler.position().epoch}});
+    nlohmann::json record{{"step", state.step}, {"split", "train"}, {"loss", loss}, {"lr", lr}, {"grad_norm", update.grad_norm},
+                          {"loss_scale", update.loss_scale}, {"skipped_steps", skipped_steps},
+                          {"target_tokens", step_tokens}, {"tokens_per_second", static_cast<double>(step_tokens) / step_seconds},
+                          {"epoch", sampler.position().epoch}};
+    if (distributed) {
+      record["processes"] = processes.size();
+      record["allreduce_seconds"] = gradient_sum.communication_seconds;
+      record["gradient_sum_seconds"] = gradient_sum.seconds;
+      allreduce_seconds += gradient_sum.communication_seconds;
+    }
+    if (root) metrics->write(record);
     summary.last_loss = loss;
     summary.skipped_steps = skipped_steps;
     summary.loss_scale = optimizer.loss_scale();
     validated_at_current_step = checkpointed_at_current_step = false;
 
-    const double run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double throughput = static_cast<double>(state.target_tokens) / std::max(state.elapsed_seconds, 1e-9);
     summary.target_tokens_per_second = throughput;
-    if (!options.quiet && (terminal || state.step % std::max<int64_t>(options.log_every, 1) == 0)) {
+    if (!quiet && (terminal || state.step % std::max<int64_t>(options.log_every, 1) == 0)) {
       const double per_step = (state.elapsed_seconds - elapsed_before) / static_cast<double>(state.step - first_step);
       double remaining = per_step * static_cast<double>(options.max_steps - state.step);
       if (options.max_minutes > 0) remaining = std::min(remaining, std::max(0.0, options.max_minutes * 60 - run_seconds));
@@ -339,34 +489,32 @@ TrainSummary train(const TrainOptions& options) {
         fmt::print(stderr, "{}\n", line);
       }
     }
-    const bool out_of_time = options.max_minutes > 0 && run_seconds > options.max_minutes * 60;
-    const double minutes_since_checkpoint =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_time).count() / 60;
     if (state.step % options.valid_every == 0 || state.step == options.max_steps) {
-      validate();
+      at_checkpoint([&] { validate(); });
       validated_at_current_step = checkpointed_at_current_step = true;
-    } else if ((options.save_every > 0 && state.step % options.save_every == 0) ||
-               (options.save_every_minutes > 0 && minutes_since_checkpoint >= options.save_every_minutes)) {
+    } else if ((options.save_every > 0 && state.step % options.save_every == 0) || checkpoint_due) {
       // The same checkpoint as a validation writes, without the validation: cheap enough to write often.
-      save_step_checkpoint();
+      at_checkpoint(save_step_checkpoint);
       checkpointed_at_current_step = true;
     }
-    if (stop_signal || out_of_time) {
+    if (stop_requested || out_of_time) {
       // A signal stops at once with a checkpoint; the time limit ends the run as a normal end would.
-      if (out_of_time && !stop_signal && !validated_at_current_step) {
-        validate();
+      if (out_of_time && !stop_requested && !validated_at_current_step) {
+        at_checkpoint([&] { validate(); });
       } else if (!checkpointed_at_current_step) {
-        save_step_checkpoint();
+        at_checkpoint(save_step_checkpoint);
       }
-      say(stop_signal ? fmt::format("stopped by signal {} at step {}; resume with --resume", stop_signal.load(), state.step)
-                      : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));
+      say(stop_requested ? (stop_signal ? fmt::format("stopped by signal {} at step {}; resume with --resume", stop_signal.load(), state.step)
+                                        : fmt::format("stopped at step {} by a signal to another process; resume with --resume", state.step))
+                         : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));
       summary.interrupted = true;
       break;
     }
   }
-  if (!validated_at_current_step && !summary.interrupted) validate();
+  if (!validated_at_current_step && !summary.interrupted) at_checkpoint([&] { validate(); });
   if (terminal) fmt::print(stderr, "\n");
   summary.steps = state.step;
+  if (state.step > first_step) summary.allreduce_seconds_per_step = allreduce_seconds / static_cast<double>(state.step - first_step);
   return summary;
 }
 

@@ -5,7 +5,10 @@
 // or minutes, without validating), exact resumption, and a metrics.jsonl with one JSON object per step and
 // per validation. A kill at any instant loses at most the steps since the last checkpoint
 // (docs/crash-safety.md). On the CPU or a CUDA device, in f32 or mixed precision (f16/bf16 compute, f32
-// master weights, loss scaling: train/mixed_precision.h).
+// master weights, loss scaling: train/mixed_precision.h). In one process, or data-parallel in the N
+// processes of `mpirun -np N agf train` (train/distributed.h, docs/distributed.md): each computes its shard
+// of every global batch, the gradients are summed, every process takes the same update, and rank 0 alone
+// validates and writes the run folder.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -40,6 +43,9 @@ struct TrainOptions {
   Device device = Device::cpu();   // where the model, the batches and every step's tensors live
   Precision precision = Precision::fp32;  // fp16/bf16: half-precision compute, f32 masters (train/mixed_precision.h)
   bool resume = false;             // continue from RUN/checkpoints' latest step checkpoint
+  // Resume a checkpoint written by another number of processes (docs/distributed.md): the same global batches
+  // in the same order, new dropout streams. Without it such a resume is refused.
+  bool reshard = false;
   bool quiet = false;              // no progress output
   // Called with each checkpoint file's path once it is in place (tests stop the run here, as a kill would).
   std::function<void(const std::string& path)> checkpoint_written;
@@ -50,7 +56,8 @@ struct TrainSummary {
   int64_t parameters = 0;
   double last_loss = 0;
   double valid_loss = 0, token_accuracy = 0, bleu = 0;
-  double target_tokens_per_second = 0;
+  double target_tokens_per_second = 0;  // of the whole world
+  double allreduce_seconds_per_step = 0;  // a distributed run: the mean time of the gradient sum's collectives
   int64_t skipped_steps = 0;  // steps skipped for non-finite gradients (the whole run, resumed parts included)
   double loss_scale = 1;      // the loss scale at the end
   std::string last_checkpoint;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <optional>
 #include <limits>
 #include <string>
@@ -66,6 +67,8 @@ TEST_CASE("missing or malformed checkpoint metadata is an error naming the file 
       {"agf.config.d_model", "1048576", "d_model 1048576 is above agf's limit"},
       {"agf.config.d_model", "65536", "parameters, above agf's limit"},
       {"agf.config.k", "inf", "'agf.config.k' is not a finite number: 'inf'"},
+      {"agf.state.world_size", "0", "'agf.state.world_size' must be at least 1, got 0"},
+      {"agf.state.world_size", "2", "lacks 'agf.state.dropout_offsets'"},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
@@ -110,4 +113,42 @@ TEST_CASE("agf eval refuses an empty split instead of reporting 0% accuracy", "[
   CHECK(evaluated.status == 1);
   CHECK_THAT(evaluated.output, Catch::Contains("empty.bin holds no pairs"));
   CHECK_THAT(evaluated.output, !Catch::Contains("accuracy"));
+}
+
+TEST_CASE("a distributed run's checkpoint holds each process's dropout stream offset", "[train][checkpoint][distributed]") {
+  agf::test::ScratchDir scratch;
+  const std::string checkpoint = training_checkpoint(scratch);
+  // A single process's checkpoint, and one of a version before distributed training (no world size): a world of 1.
+  CHECK(agf::train::load_checkpoint(checkpoint).state->world_size == 1);
+  const std::string older = with_metadata(scratch, checkpoint, "older.safetensors", "agf.state.world_size", std::nullopt);
+  CHECK(agf::train::load_checkpoint(older).state->world_size == 1);
+  // Three processes: three offsets, read back as written.
+  auto file = agf::train::load_safetensors(checkpoint);
+  agf::train::TrainingState state;
+  state.world_size = 3;
+  state.dropout_offsets = {7, 0, 18446744073709551615ULL};
+  for (auto& [key, value] : state.to_metadata()) file.metadata[key] = value;
+  const std::string three = scratch.file("three.safetensors");
+  agf::train::save_safetensors(three, file.tensors, file.metadata);
+  const auto loaded = agf::train::load_checkpoint(three);
+  CHECK(loaded.state->world_size == 3);
+  CHECK(loaded.state->dropout_offsets == state.dropout_offsets);
+  for (const char* bad : {"7,0", "7,,1", "7,0,1,2", "7,0,x"}) {
+    INFO(bad);
+    const std::string edited = with_metadata(scratch, three, "bad.safetensors", "agf.state.dropout_offsets", bad);
+    CHECK_THROWS_WITH(agf::train::load_checkpoint(edited), Catch::Contains("'agf.state.dropout_offsets'"));
+  }
+  state.dropout_offsets = {1, 2};
+  CHECK_THROWS_WITH(state.to_metadata(), Catch::Contains("2 dropout stream offsets for a world of 3"));
+  // What rank 0 sends the other processes: the file's bytes, read as the file is.
+  std::ifstream in(three, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  const auto received = agf::train::load_checkpoint_bytes(bytes, three);
+  CHECK(received.state->dropout_offsets == loaded.state->dropout_offsets);
+  REQUIRE(received.file.tensors.size() == loaded.file.tensors.size());
+  for (std::size_t i = 0; i < received.file.tensors.size(); ++i) {
+    CHECK(received.file.tensors[i].second.to_double_vector() == loaded.file.tensors[i].second.to_double_vector());
+  }
+  CHECK_THROWS_WITH(agf::train::load_checkpoint_bytes(bytes.substr(0, bytes.size() - 4), three),
+                    Catch::Contains(three) && Catch::Contains("truncated"));
 }

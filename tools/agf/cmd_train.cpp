@@ -5,7 +5,9 @@
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
 #include "tools/agf/model_flags.h"
+#include "core/device.h"
 #include "train/device_flag.h"
+#include "train/distributed.h"
 #include "train/trainer.h"
 
 namespace {
@@ -41,6 +43,8 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
     command.add_option("--log-every", o.log_every, "Progress line every N steps when stderr is not a terminal")->capture_default_str()->check(agf::cli::positive_number());
     command.add_option("--seed", o.seed, "Seed of parameters, data order and dropout")->capture_default_str();
     command.add_flag("--resume", o.resume, "Continue the run in --out from its newest checkpoint");
+    command.add_flag("--reshard", o.reshard, "With --resume: continue a run written by another number of processes (the "
+                     "same batches in the same order, new dropout streams; docs/distributed.md)");
     command.add_flag("--quiet", o.quiet, "No progress output");
     command.add_option("--threads", flags->threads, "CPU threads (default: all)")->check(agf::cli::non_negative_number());
     command.add_option("--device", flags->device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
@@ -51,13 +55,22 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
                    "and renamed into place: whatever stops the run (SIGKILL, a power cut, a full disk), even mid-write,\n"
                    "the checkpoints on disk are complete, and --resume continues from the newest exactly as the\n"
                    "uninterrupted run would have, losing only the steps since it. metrics.jsonl holds whole lines only,\n"
-                   "each step once. docs/crash-safety.md");
+                   "each step once. docs/crash-safety.md\n\n"
+                   "Data-parallel on several processes: mpirun -np N agf train ... (each process computes its share of\n"
+                   "every batch, the gradients are summed with MPI, rank 0 writes the run folder; under mpirun, stop\n"
+                   "with a checkpoint by kill -USR1 <mpirun's pid>). --device cuda gives each process of a machine its\n"
+                   "own GPU. docs/distributed.md");
     command.callback([flags] {
       if (flags->threads > 0) omp_set_num_threads(flags->threads);
-      flags->options.device = agf::train::parse_device(flags->device);
+      agf::train::World& processes = agf::train::world();
+      // Several processes on one machine take one GPU each, by their rank on it, when no index is given.
+      const bool one_gpu_each = flags->device == "cuda" && processes.local_size() > 1 && agf::cuda_device_count() > 0;
+      flags->options.device = agf::train::parse_device(
+          one_gpu_each ? fmt::format("cuda:{}", processes.local_rank() % agf::cuda_device_count()) : flags->device);
       flags->options.precision = agf::train::parse_precision(flags->precision);
       flags->options.model = flags->model.config(1);  // the vocabulary size comes from the data
       const auto summary = agf::train::train(flags->options);
+      if (!processes.is_root()) return;  // rank 0 reports for the world
       fmt::print("steps {}  loss {:.4f}  valid loss {:.4f}  token accuracy {:.2f}%  BLEU {:.2f}  {:.0f} target tokens/s\n",
                  summary.steps, summary.last_loss, summary.valid_loss, summary.token_accuracy, summary.bleu,
                  summary.target_tokens_per_second);
@@ -65,6 +78,10 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
         fmt::print("skipped steps {} (non-finite gradients)  loss scale {}\n", summary.skipped_steps, summary.loss_scale);
       }
       if (!summary.last_checkpoint.empty()) fmt::print("checkpoint {}\n", summary.last_checkpoint);
+      if (processes.size() > 1) {
+        fmt::print("processes {}  gradient allreduce {:.1f} ms per step\n", processes.size(),
+                   summary.allreduce_seconds_per_step * 1e3);
+      }
     });
   }};
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "tools/agf/command.h"
 #include "tools/agf/openmp_spin.h"
+#include "train/distributed.h"
 
 namespace agf::cli {
 std::vector<Command>& commands() {
@@ -21,8 +22,10 @@ std::vector<Command>& bench_commands() {
 }
 }  // namespace agf::cli
 
-int main(int argc, char** argv) {
-  agf::cli::use_short_openmp_spin(argv);
+namespace {
+
+// Runs the command line; its exit status.
+int run(int argc, char** argv) {
   CLI::App app{"agf: a from-scratch deep-learning framework for Attention's Gravitational Field", "agf"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "agf 0.1.0");
@@ -31,6 +34,8 @@ int main(int argc, char** argv) {
   for (auto& command : commands) {
     command.setup(*app.add_subcommand(command.name, command.description));
   }
+  // Under mpirun an error names the process it happened in: " (rank 1 of 2)".
+  auto where = [] { return agf::train::started_world_label(); };
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& error) {  // a subcommand that ran and reports failure
@@ -38,14 +43,23 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
   } catch (const agf::Error& error) {
-    std::fprintf(stderr, "agf: error: %s\n", error.what());
+    std::fprintf(stderr, "agf: error%s: %s\n", where().c_str(), error.what());
     return 1;
   } catch (const std::filesystem::filesystem_error& error) {  // a path that cannot be made, read or written
-    std::fprintf(stderr, "agf: error: %s\n", error.what());
+    std::fprintf(stderr, "agf: error%s: %s\n", where().c_str(), error.what());
     return 1;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "agf: unexpected error: %s\n", error.what());
+    std::fprintf(stderr, "agf: unexpected error%s: %s\n", where().c_str(), error.what());
     return 3;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  agf::cli::use_short_openmp_spin(argv);
+  // One of several processes under mpirun: MPI is finished, or, after a failure, the whole job aborted so
+  // that no other process waits forever for this one (train/distributed.h).
+  return agf::train::leave_world(run(argc, argv));
 }
