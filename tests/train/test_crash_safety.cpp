@@ -23,6 +23,8 @@
 
 namespace fs = std::filesystem;
 
+using agf::test::train_losses;
+
 namespace {
 
 const std::string tiny_flags = " --preset tiny --pos agf-m --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1"
@@ -38,15 +40,6 @@ std::vector<std::string> checkpoint_names(const std::string& run) {
   for (const auto& entry : fs::directory_iterator(run + "/checkpoints")) names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
-}
-
-// step -> loss of the training lines of RUN/metrics.jsonl
-std::map<int64_t, double> train_losses(const std::string& run) {
-  std::map<int64_t, double> losses;
-  for (const auto& record : agf::test::metrics_records(run, "train")) {
-    losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
-  }
-  return losses;
 }
 
 // Runs `agf ARGUMENTS` with the size of every file it writes limited to `max_file_bytes` (RLIMIT_FSIZE) and

@@ -24,6 +24,8 @@
 #include "train/distributed.h"
 #include "train/safetensors.h"
 
+using agf::test::train_losses;
+
 namespace {
 
 const std::string& fixture = agf::test::tiny_fixture;
@@ -67,15 +69,6 @@ std::string mpirun(int processes) {
   return fmt::format("mpirun --oversubscribe --bind-to none -np {} {}--mca btl_vader_single_copy_mechanism none "
                      "-x OMP_NUM_THREADS=1 {}", processes, ::geteuid() == 0 ? "--allow-run-as-root " : "",
                      without_leak_check());
-}
-
-// step -> loss of the training lines of RUN/metrics.jsonl
-std::map<int64_t, double> train_losses(const std::string& run) {
-  std::map<int64_t, double> losses;
-  for (const auto& record : agf::test::metrics_records(run, "train")) {
-    losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
-  }
-  return losses;
 }
 
 const std::string tiny_flags = " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1";

@@ -17,18 +17,11 @@
 #include "data/bpe_model.h"
 #include "train/checkpoint.h"
 
+using agf::test::train_losses;
+
 namespace {
 
 const std::string& fixture = agf::test::tiny_fixture;
-
-// step -> loss of the training lines of RUN/metrics.jsonl
-std::map<int64_t, double> train_losses(const std::string& run) {
-  std::map<int64_t, double> losses;
-  for (const auto& record : agf::test::metrics_records(run, "train")) {
-    losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
-  }
-  return losses;
-}
 
 const std::string tiny_flags = " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1";
 

@@ -2,7 +2,9 @@
 // The 20-pair en-de fixture as a prepared dataset, for the tests that train on it end to end.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -37,6 +39,13 @@ inline std::vector<nlohmann::json> metrics_records(const std::string& run, const
     if (record.at("split") == split) records.push_back(std::move(record));
   }
   return records;
+}
+
+// step -> loss of the training lines of RUN/metrics.jsonl
+inline std::map<int64_t, double> train_losses(const std::string& run) {
+  std::map<int64_t, double> losses;
+  for (const auto& record : metrics_records(run, "train")) losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
+  return losses;
 }
 
 }  // namespace agf::test
