@@ -2,6 +2,7 @@
 // each with and without key padding; cross-attention shapes (Tq ≠ Tk); dropout; edge cases. All run by
 // `agf gradcheck --all` and by the test "every registered op passes gradcheck".
 #include "autograd/attention_checks.h"
+#include "autograd/builtin_op_checks.h"
 
 #include <algorithm>
 #include <map>
@@ -114,15 +115,14 @@ AttentionCheckCase base_case(PositionalScheme scheme, bool pcmv, bool causal) {
   return c;
 }
 
-// One registration per configuration, checked without and with key padding (lengths 4 and 2).
-std::vector<OpCheckRegistration> register_configurations() {
-  std::vector<OpCheckRegistration> registrations;
+// One check per configuration, without and with key padding (lengths 4 and 2).
+void add_configuration_checks(std::vector<OpCheck>& checks) {
   for (PositionalScheme scheme : ops::kPositionalSchemes) {
     for (bool pcmv : {false, true}) {
       if (pcmv && !ops::has_coefficient(scheme)) continue;
       for (bool causal : {false, true}) {
         const AttentionCheckCase c = base_case(scheme, pcmv, causal);
-        registrations.emplace_back(
+        checks.push_back(OpCheck{
             attention_check_name(scheme, pcmv, causal),
             fmt::format("{}{} attention, {}, B=2 H=2 T=4 dk=4 L=3, unpadded and padded", ops::scheme_name(scheme),
                         pcmv ? " + PCM-V" : "", causal ? "causal" : "bidirectional"),
@@ -130,37 +130,32 @@ std::vector<OpCheckRegistration> register_configurations() {
               AttentionCheckCase padded = c;
               padded.key_lengths = {4, 2};
               return worst_of({run_attention_gradcheck(c), run_attention_gradcheck(padded)});
-            });
+            }});
       }
     }
   }
-  return registrations;
 }
-const std::vector<OpCheckRegistration> configuration_checks = register_configurations();
 
 // Cross-attention shapes: Tq = 3 queries, Tk = 5 keys, padded; bidirectional and causal.
-std::vector<OpCheckRegistration> register_cross_shapes() {
-  std::vector<OpCheckRegistration> registrations;
+void add_cross_shape_checks(std::vector<OpCheck>& checks) {
   for (PositionalScheme scheme : ops::kPositionalSchemes) {
     AttentionCheckCase c = base_case(scheme, ops::has_coefficient(scheme), false);
     c.queries = 3;
     c.keys = 5;
     c.key_lengths = {5, 3};
     c.seed += 1000;
-    registrations.emplace_back(
+    checks.push_back(OpCheck{
         "attention:" + std::string(ops::scheme_name(scheme)) + "+tq3tk5",
         fmt::format("{} attention with Tq=3 != Tk=5 (padded), bidirectional and causal", ops::scheme_name(scheme)), [c] {
           AttentionCheckCase causal = c;
           causal.options.causal = true;
           return worst_of({run_attention_gradcheck(c), run_attention_gradcheck(causal)});
-        });
+        }});
   }
-  return registrations;
 }
-const std::vector<OpCheckRegistration> cross_shape_checks = register_cross_shapes();
 
-OpCheckRegistration edge_check(const std::string& name, const std::string& description, AttentionCheckCase c) {
-  return OpCheckRegistration(name, description, [c] { return run_attention_gradcheck(c); });
+OpCheck edge_check(const std::string& name, const std::string& description, AttentionCheckCase c) {
+  return OpCheck{name, description, [c] { return run_attention_gradcheck(c); }};
 }
 
 AttentionCheckCase with(AttentionCheckCase c, const std::function<void(AttentionCheckCase&)>& change) {
@@ -168,33 +163,42 @@ AttentionCheckCase with(AttentionCheckCase c, const std::function<void(Attention
   return c;
 }
 
-const auto dropout_checks = std::vector<OpCheckRegistration>{
-    edge_check("attention:none+dropout", "none, dropout p=0.3 on the weights (Philox mask regenerated)",
-               with(base_case(PositionalScheme::none, false, false), [](AttentionCheckCase& c) {
-                 c.options.dropout = 0.3, c.options.dropout_seed = 7, c.options.dropout_offset = 3;
-               })),
-    edge_check("attention:agf-m+pcmv+dropout", "agf-m with PCM-V, padded, dropout p=0.3 on a (not on C)",
-               with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) {
-                 c.options.dropout = 0.3, c.options.dropout_seed = 8, c.key_lengths = {4, 3};
-               })),
-    edge_check("attention:agf-f+pcmv+causal+dropout", "agf-f with PCM-V, causal, dropout p=0.3",
-               with(base_case(PositionalScheme::agf_f, true, true), [](AttentionCheckCase& c) {
-                 c.options.dropout = 0.3, c.options.dropout_seed = 9;
-               })),
-    edge_check("attention:edge:masked-row", "agf-f + PCM-V with a sequence of key length 0 (its rows give 0)",
-               with(base_case(PositionalScheme::agf_f, true, false), [](AttentionCheckCase& c) { c.key_lengths = {3, 0}; })),
-    edge_check("attention:edge:T=1", "agf-m + PCM-V, one token",
-               with(base_case(PositionalScheme::agf_m, true, true), [](AttentionCheckCase& c) { c.queries = c.keys = 1; })),
-    edge_check("attention:edge:T>>L", "agf-f + PCM-V, T=7 with L=2: most distances share index i=1, LC1 sees D",
-               with(base_case(PositionalScheme::agf_f, true, false), [](AttentionCheckCase& c) {
-                 c.queries = c.keys = 7, c.options.max_distance = 2, c.batch = 1;
-               })),
-    edge_check("attention:edge:rho<0", "agf-m + PCM-V with rho < 0 for keys before the query (clamped to 0)",
-               with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) { c.negative_rho_before = true; })),
-    edge_check("attention:edge:large-k", "agf-m + PCM-V with k around 8 (learnable)",
-               with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) { c.options.k = 8.0; })),
-};
+// Dropout on the attention weights, and the edge cases.
+std::vector<OpCheck> edge_checks() {
+  return {
+      edge_check("attention:none+dropout", "none, dropout p=0.3 on the weights (Philox mask regenerated)",
+                 with(base_case(PositionalScheme::none, false, false), [](AttentionCheckCase& c) {
+                   c.options.dropout = 0.3, c.options.dropout_seed = 7, c.options.dropout_offset = 3;
+                 })),
+      edge_check("attention:agf-m+pcmv+dropout", "agf-m with PCM-V, padded, dropout p=0.3 on a (not on C)",
+                 with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) {
+                   c.options.dropout = 0.3, c.options.dropout_seed = 8, c.key_lengths = {4, 3};
+                 })),
+      edge_check("attention:agf-f+pcmv+causal+dropout", "agf-f with PCM-V, causal, dropout p=0.3",
+                 with(base_case(PositionalScheme::agf_f, true, true), [](AttentionCheckCase& c) {
+                   c.options.dropout = 0.3, c.options.dropout_seed = 9;
+                 })),
+      edge_check("attention:edge:masked-row", "agf-f + PCM-V with a sequence of key length 0 (its rows give 0)",
+                 with(base_case(PositionalScheme::agf_f, true, false), [](AttentionCheckCase& c) { c.key_lengths = {3, 0}; })),
+      edge_check("attention:edge:T=1", "agf-m + PCM-V, one token",
+                 with(base_case(PositionalScheme::agf_m, true, true), [](AttentionCheckCase& c) { c.queries = c.keys = 1; })),
+      edge_check("attention:edge:T>>L", "agf-f + PCM-V, T=7 with L=2: most distances share index i=1, LC1 sees D",
+                 with(base_case(PositionalScheme::agf_f, true, false), [](AttentionCheckCase& c) {
+                   c.queries = c.keys = 7, c.options.max_distance = 2, c.batch = 1;
+                 })),
+      edge_check("attention:edge:rho<0", "agf-m + PCM-V with rho < 0 for keys before the query (clamped to 0)",
+                 with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) { c.negative_rho_before = true; })),
+      edge_check("attention:edge:large-k", "agf-m + PCM-V with k around 8 (learnable)",
+                 with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) { c.options.k = 8.0; })),
+  };
+}
 
 }  // namespace
+
+void add_attention_op_checks(std::vector<OpCheck>& checks) {
+  add_configuration_checks(checks);
+  add_cross_shape_checks(checks);
+  for (OpCheck& check : edge_checks()) checks.push_back(std::move(check));
+}
 
 }  // namespace agf

@@ -1,5 +1,5 @@
 #pragma once
-// The attention gradient checks (registered in attention_checks.cpp for `agf gradcheck` and the tests):
+// The attention gradient checks (added to the registry by attention_checks.cpp for `agf gradcheck` and the tests):
 // one configuration = scheme × PCM-V × causal, each checked with and without key padding, plus
 // cross-attention shapes (Tq ≠ Tk), dropout and edge cases. The helpers are public so the tests can
 // build the very same inputs (e.g. to compare with attention composed from primitive ops).

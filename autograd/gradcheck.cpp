@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/builtin_op_checks.h"
 #include "autograd/functions.h"
 #include "core/random.h"
 
@@ -94,9 +95,16 @@ GradcheckDeviceScope::~GradcheckDeviceScope() { gradcheck_device = previous_; }
 Device GradcheckDeviceScope::current() { return gradcheck_device; }
 
 std::vector<OpCheck>& op_checks() {
-  static std::vector<OpCheck> checks;
+  static std::vector<OpCheck> checks = [] {
+    std::vector<OpCheck> builtin;
+    add_function_op_checks(builtin);
+    add_attention_op_checks(builtin);
+    return builtin;
+  }();
   return checks;
 }
+
+void register_op_check(OpCheck check) { op_checks().push_back(std::move(check)); }
 
 const OpCheck* find_op_check(const std::string& name) {
   for (const OpCheck& check : op_checks()) {

@@ -56,13 +56,13 @@ struct OpCheck {
   std::function<GradcheckResult()> run;
 };
 
-std::vector<OpCheck>& op_checks();  // every registered check, in registration order
-const OpCheck* find_op_check(const std::string& name);
+// Every check: agf's own (each op of autograd/functions.h, every attention configuration), then those
+// added with register_op_check, in the order added. agf's own are added on the first call, by a call
+// rather than by self-registering statics, which a static library would lose (autograd/builtin_op_checks.h).
+std::vector<OpCheck>& op_checks();
+const OpCheck* find_op_check(const std::string& name);  // null when there is none of that name
 
-struct OpCheckRegistration {
-  OpCheckRegistration(std::string name, std::string description, std::function<GradcheckResult()> run) {
-    op_checks().push_back({std::move(name), std::move(description), std::move(run)});
-  }
-};
+// Adds a program's own check to the registry (before any thread runs the checks: the registry has no lock).
+void register_op_check(OpCheck check);
 
 }  // namespace agf

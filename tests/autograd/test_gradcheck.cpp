@@ -18,6 +18,31 @@ TEST_CASE("every registered op passes gradcheck in f64", "[autograd][gradcheck]"
   }
 }
 
+TEST_CASE("agf's own op checks are in the registry, whatever the linker kept", "[autograd][gradcheck]") {
+  // This program links the static libagf.a, from which a linker takes only the objects something refers
+  // to: checks that registered themselves from static objects in a file of their own would be missing.
+  for (const char* name : {"add", "matmul_batched", "layer_norm", "cross_entropy", "cast", "attention:agf-m+pcmv+causal",
+                           "attention:t5+tq3tk5", "attention:edge:T=1"}) {
+    INFO(name);
+    CHECK(agf::find_op_check(name) != nullptr);
+  }
+  CHECK(agf::find_op_check("no such op") == nullptr);
+}
+
+TEST_CASE("a program adds its own op checks after agf's", "[autograd][gradcheck]") {
+  const std::size_t builtin = agf::op_checks().size();
+  agf::register_op_check({"test:square", "x², a check added by this test", [] {
+                            agf::Generator generator(5);
+                            return agf::gradcheck([](const std::vector<agf::Variable>& x) { return x[0] * x[0]; },
+                                                  {agf::uniform({3}, generator, -1, 1, agf::DType::f64)});
+                          }});
+  REQUIRE(agf::op_checks().size() == builtin + 1);
+  const agf::OpCheck* added = agf::find_op_check("test:square");
+  REQUIRE(added == &agf::op_checks().back());
+  CHECK(added->run().passed);
+  agf::op_checks().pop_back();  // leave the registry as the other tests expect it
+}
+
 TEST_CASE("gradcheck catches a wrong backward", "[autograd][gradcheck]") {
   // exp with the backward of 2·x: a bug gradcheck must report.
   const agf::CheckedFunction wrong = [](const std::vector<agf::Variable>& x) {
