@@ -28,15 +28,15 @@ TEST_CASE("non-finite, negative and oversized flag values exit 2 naming the flag
       {train + "--dropout nan", "--dropout", "got 'nan'"},
       {train + "--max-minutes -1", "--max-minutes", "a number >= 0, got '-1'"},
       {"bpe learn --input " + fixture + "/train.en --vocab-size -5 --output " + scratch.file("bpe.json"), "--vocab-size",
-       "a positive number, got '-5'"},
+       "a whole number >= 0, got '-5'"},
       {"bpe learn --input " + fixture + "/train.en --character-coverage nan --output " + scratch.file("bpe.json"),
        "--character-coverage", "got 'nan'"},
       {"translate --checkpoint " + fixture + "/train.en --beam 100000", "--beam", "a number from 1 to 256, got '100000'"},
       {"translate --checkpoint " + fixture + "/train.en --batch 0", "--batch", "a positive number, got '0'"},
       {"translate --checkpoint " + fixture + "/train.en --length-penalty nan", "--length-penalty", "got 'nan'"},
       {"eval --checkpoint " + fixture + "/train.en --data " + data + " --beam 100000", "--beam", "from 1 to 256"},
-      {"inspect --checkpoint " + fixture + "/train.en --out " + scratch.file("a.svg") + " --max-distance 2e9",
-       "--max-distance", "a number from 1 to 100000, got '2e9'"},
+      {"inspect --checkpoint " + fixture + "/train.en --out " + scratch.file("a.svg") + " --max-distance 2000000000",
+       "--max-distance", "a number from 1 to 100000, got '2000000000'"},
   };
   for (const auto& refusal : refusals) {
     const auto result = run_agf(refusal.arguments);

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "tools/agf/openmp_spin.h"
 
 namespace agf::cli {
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   for (auto& command : commands) {
     command.setup(*app.add_subcommand(command.name, command.description));
   }
+  agf::cli::require_whole_numbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& error) {  // a subcommand that ran and reports failure
