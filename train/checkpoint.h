@@ -47,6 +47,11 @@ void save_checkpoint(const std::string& path, const std::vector<std::pair<std::s
 
 Checkpoint load_checkpoint(const std::string& path);
 
+// Refuses a checkpoint whose tensors hold fewer values than its config has weights (a lower bound of them),
+// before a model is allocated from that config: a config of a billion weights in a file of a few kilobytes
+// would allocate gigabytes only to find the tensors missing.
+void check_weights_present(const Checkpoint& checkpoint, const std::string& path);
+
 // Copies the checkpoint's tensors into the model's parameters. Every parameter must be present with its
 // shape (converted to the parameter's dtype); tensors that are neither parameters nor optimizer state
 // are an error, so a checkpoint of another scheme is never half-loaded.
