@@ -31,7 +31,11 @@ constexpr double kMaxParameters = 1e10;
 
 double TransformerConfig::approximate_parameters() const {
   const double d = static_cast<double>(d_model), f = static_cast<double>(ffn);
-  const double encoder_layer = 4 * d * d + 2 * d * f, decoder_layer = 8 * d * d + 2 * d * f;
+  // Each self-attention module of agf-m and agf-f has its own lc2 [2, H, L], and agf-f its lc3 [2, H, L, d/H]:
+  // with a large L these outgrow everything else.
+  const double L = static_cast<double>(max_distance), H = static_cast<double>(heads);
+  const double positional = (pos == "agf-m" || pos == "agf-f" ? 2 * H * L : 0) + (pos == "agf-f" ? 2 * L * d : 0);
+  const double encoder_layer = 4 * d * d + 2 * d * f + positional, decoder_layer = 8 * d * d + 2 * d * f + positional;
   return static_cast<double>(vocabulary_size) * d + static_cast<double>(encoder_layers) * encoder_layer +
          static_cast<double>(decoder_layers) * decoder_layer;
 }
