@@ -171,7 +171,12 @@ BpeModel BpeModel::from_json(const std::string& json_text, const std::string& na
       merges.emplace_back(left_id->second, right_id->second);
       ids.emplace(left + right, next++);
     }
-    BpeModel model(std::move(alphabet), std::move(merges));
+    BpeModel model;
+    try {
+      model = BpeModel(std::move(alphabet), std::move(merges));
+    } catch (const Error& error) {  // a token text twice, a character not allowed: name the file
+      fail("'{}': {}", name, error.what());
+    }
     if (json.contains("hash")) {
       AGF_CHECK(json["hash"].get<std::string>() == fmt::format("{:016x}", model.hash()),
                 "'{}': the recorded hash does not match the alphabet and merges (edited or corrupt file)", name);
