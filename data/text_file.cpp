@@ -69,9 +69,9 @@ void write_file(const std::string& path, std::string_view content, bool compress
 }
 
 namespace {
-// The most memory the decoder may take. liblzma sizes its dictionary from the stream's header (up to
-// 1.5 GiB, and several streams may follow each other); xz -9e needs 65 MiB, so 256 MiB refuses nothing
-// that xz makes by its presets, and a hostile header cannot size a larger allocation.
+// The most memory the decoder may take. liblzma sizes its dictionary from the block header (up to 4 GiB);
+// xz -9e needs 65 MiB to decompress, so 256 MiB refuses nothing that xz makes by its presets, and a hostile
+// header cannot size a larger allocation.
 constexpr uint64_t xz_memory_limit = 256ull << 20;
 
 // Runs an initialised lzma stream over `input` to the end, collecting its output.
