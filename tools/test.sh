@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test, in three stages (docs/sanitizers-and-fuzzing.md):
 #   1. the suite       CTest over the Catch2 suite in build/ (arguments go to this ctest)
-#   2. sanitizers      the suite again, built with ASan + UBSan in build-sanitize/ (CPU only), the slow
-#                      training runs left out                                   AGF_SANITIZERS=0 skips it
+#   2. sanitizers      the suite again, built with ASan + UBSan in build-sanitize/ (CPU only), but for
+#                      its two longest runs                                     AGF_SANITIZERS=0 skips it
 #   3. fuzzing         each libFuzzer target of tests/fuzz for AGF_FUZZ_SECONDS (30) from its committed
 #                      seed corpus, in the same build                          AGF_FUZZ_SECONDS=0 skips it
 # Stages 2 and 3 need clang (tools/setup.sh installs it): without it, stage 2 builds with g++ and stage 3 is
@@ -44,7 +44,7 @@ stage_times+=("1. the suite: $((SECONDS - start)) s")
 
 # ---- 2. sanitizers ---------------------------------------------------------------------------------------
 # One build serves stages 2 and 3: with clang it is also instrumented for libFuzzer (AGF_FUZZ), and the fuzz
-# targets link the same objects. -O1: ASan's advice, and a third of -O3's compile time.
+# targets link the same objects. -O1, as ASan advises: fast enough to run, quicker to build than -O3.
 have_clang=0
 command -v clang++ >/dev/null 2>&1 && have_clang=1
 sanitize_build() {
@@ -73,8 +73,8 @@ fi
 if [ "$sanitizers" != 0 ]; then
   # Any report fails its test: UBSan aborts (-fno-sanitize-recover), ASan and LeakSanitizer exit non-zero.
   # The whole suite runs, the kill campaign included, but for its two longest runs, 100 s and 120 s of one
-  # core here (2 of a 4-minute stage): the tiny model trained to 100 % and the PyTorch comparison of every
-  # gradient, whose code the shorter training and gradcheck tests run too.
+  # core each here, where the other 233 tests take 77 s on two: the tiny model trained to 100 % and the
+  # PyTorch comparison of every gradient, whose code the shorter training and gradcheck tests run too.
   export ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}"
   longest='^(a tiny model overfits 20 pairs|agf and PyTorch agree on the loss and every gradient)'
