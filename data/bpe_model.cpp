@@ -138,11 +138,18 @@ BpeModel BpeModel::from_json(const std::string& json_text, const std::string& na
   try {
     AGF_CHECK(json.is_object() && json.value("format", "") == format_name,
               "'{}' is not a BPE model: its \"format\" is not \"{}\"", name, format_name);
-    AGF_CHECK(json.at("version").get<int>() == format_version, "'{}': BPE model version {} is not supported (this agf reads {})",
-              name, json.at("version").dump(), format_version);
+    // Compared as JSON, not through get<int>(): 1.9 would truncate to 1, and 1e300 is undefined behaviour.
+    AGF_CHECK(json.contains("version") && json.at("version") == format_version,
+              "'{}': BPE model version {} is not supported (this agf reads {})", name,
+              json.contains("version") ? json.at("version").dump() : "(missing)", format_version);
+    for (const char* field : {"alphabet", "merges"}) {
+      AGF_CHECK(json.contains(field) && json.at(field).is_array(), "'{}': the BPE model's \"{}\" is {}, not an array",
+                name, field, json.contains(field) ? json.at(field).type_name() : "missing");
+    }
     std::vector<char32_t> alphabet;
     std::unordered_map<std::string, TokenId> ids;
     for (const auto& entry : json.at("alphabet")) {
+      AGF_CHECK(entry.is_string(), "'{}': alphabet entry {} is {}, not a string", name, alphabet.size(), entry.type_name());
       const auto text = entry.get<std::string>();
       std::size_t position = 0;
       AGF_CHECK(!text.empty() && is_valid_utf8(text), "'{}': alphabet entry '{}' is not one UTF-8 character", name, text);
@@ -155,7 +162,8 @@ BpeModel BpeModel::from_json(const std::string& json_text, const std::string& na
     std::vector<std::pair<TokenId, TokenId>> merges;
     TokenId next = first_alphabet_id + static_cast<TokenId>(alphabet.size());
     for (const auto& entry : json.at("merges")) {
-      AGF_CHECK(entry.is_array() && entry.size() == 2, "'{}': merge {} is not a pair", name, merges.size());
+      AGF_CHECK(entry.is_array() && entry.size() == 2 && entry[0].is_string() && entry[1].is_string(),
+                "'{}': merge {} is not a pair of token texts", name, merges.size());
       const auto left = entry[0].get<std::string>(), right = entry[1].get<std::string>();
       auto left_id = ids.find(left), right_id = ids.find(right);
       AGF_CHECK(left_id != ids.end() && right_id != ids.end(),
@@ -163,7 +171,12 @@ BpeModel BpeModel::from_json(const std::string& json_text, const std::string& na
       merges.emplace_back(left_id->second, right_id->second);
       ids.emplace(left + right, next++);
     }
-    BpeModel model(std::move(alphabet), std::move(merges));
+    BpeModel model;
+    try {
+      model = BpeModel(std::move(alphabet), std::move(merges));
+    } catch (const Error& error) {  // a token text twice, a character not allowed: name the file
+      fail("'{}': {}", name, error.what());
+    }
     if (json.contains("hash")) {
       AGF_CHECK(json["hash"].get<std::string>() == fmt::format("{:016x}", model.hash()),
                 "'{}': the recorded hash does not match the alphabet and merges (edited or corrupt file)", name);

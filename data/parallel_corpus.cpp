@@ -21,19 +21,27 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, last - first + 1);
 }
 
+// Where one side of a pair comes from, for messages: its file, line, and the byte of the line it starts at
+// (the target column of a TSV line), or "segment" for the text of an .sgm segment.
+struct SideOrigin {
+  const std::string& file;
+  std::size_t line;
+  std::size_t offset = 0;
+  std::string_view unit = "line";
+};
+
 // Keeps pair i when both sides are valid UTF-8; otherwise skips it (skip_invalid) or throws naming the
-// file and line of the bad side.
-void add_checked_pair(ParallelCorpus& corpus, std::string source, std::string target, const std::string& source_file,
-                      std::size_t source_line, const std::string& target_file, std::size_t target_line,
-                      const ReadOptions& options, ReadReport& report) {
+// file, line and byte of the bad side.
+void add_checked_pair(ParallelCorpus& corpus, std::string source, std::string target, const SideOrigin& source_origin,
+                      const SideOrigin& target_origin, const ReadOptions& options, ReadReport& report) {
   if (options.skip_invalid) {
     if (!is_valid_utf8(source) || !is_valid_utf8(target)) {
       ++report.invalid_skipped;
       return;
     }
   } else {
-    require_utf8(source, source_file, source_line);
-    require_utf8(target, target_file, target_line);
+    require_utf8(source, source_origin.file, source_origin.line, source_origin.offset, source_origin.unit);
+    require_utf8(target, target_origin.file, target_origin.line, target_origin.offset, target_origin.unit);
   }
   corpus.source.push_back(std::move(source));
   corpus.target.push_back(std::move(target));
@@ -69,7 +77,7 @@ ParallelCorpus read_plain(const std::string& source_path, const std::string& tar
   corpus.source.reserve(source.size());
   corpus.target.reserve(source.size());
   for (std::size_t i = 0; i < source.size(); ++i) {
-    add_checked_pair(corpus, std::move(source[i]), std::move(target[i]), source_path, i + 1, target_path, i + 1,
+    add_checked_pair(corpus, std::move(source[i]), std::move(target[i]), {source_path, i + 1}, {target_path, i + 1},
                      options, report);
   }
   report.pairs = corpus.size();
@@ -88,7 +96,8 @@ ParallelCorpus read_tsv(const std::string& path, const ReadOptions& options, Rea
               i + 1);
     AGF_CHECK(line.find('\t', tab + 1) == std::string::npos,
               "{}:{}: a TSV line needs exactly two columns but has more than one tab", path, i + 1);
-    add_checked_pair(corpus, line.substr(0, tab), line.substr(tab + 1), path, i + 1, path, i + 1, options, report);
+    add_checked_pair(corpus, line.substr(0, tab), line.substr(tab + 1), {path, i + 1}, {path, i + 1, tab + 1}, options,
+                     report);
   }
   report.pairs = corpus.size();
   if (report_out) *report_out = report;
@@ -124,8 +133,9 @@ ParallelCorpus read_sgm(const std::string& source_path, const std::string& targe
   ReadReport report;
   ParallelCorpus corpus;
   for (std::size_t i = 0; i < source.size(); ++i) {
-    add_checked_pair(corpus, std::move(source[i]), std::move(target[i]), source_path, source_lines[i], target_path,
-                     target_lines[i], options, report);
+    // The segments' text, entities decoded and trimmed: a byte counts in the segment, not in the line.
+    add_checked_pair(corpus, std::move(source[i]), std::move(target[i]), {source_path, source_lines[i], 0, "segment"},
+                     {target_path, target_lines[i], 0, "segment"}, options, report);
   }
   report.pairs = corpus.size();
   if (report_out) *report_out = report;

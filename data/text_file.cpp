@@ -69,6 +69,11 @@ void write_file(const std::string& path, std::string_view content, bool compress
 }
 
 namespace {
+// The most memory the decoder may take. liblzma sizes its dictionary from the block header (up to 4 GiB);
+// xz -9e needs 65 MiB to decompress, so 256 MiB refuses nothing that xz makes by its presets, and a hostile
+// header cannot size a larger allocation.
+constexpr uint64_t xz_memory_limit = 256ull << 20;
+
 // Runs an initialised lzma stream over `input` to the end, collecting its output.
 std::string run_lzma(lzma_stream& stream, std::string_view input, const std::string& name_for_errors) {
   std::string output;
@@ -83,6 +88,8 @@ std::string run_lzma(lzma_stream& stream, std::string_view input, const std::str
     output.append(buffer, sizeof buffer - stream.avail_out);
   }
   lzma_end(&stream);
+  AGF_CHECK(status != LZMA_MEMLIMIT_ERROR, "'{}': xz data needs more than {} MiB to decompress (a dictionary larger "
+            "than xz -9e uses: corrupt, or not made for agf)", name_for_errors, xz_memory_limit >> 20);
   AGF_CHECK(status == LZMA_STREAM_END, "'{}': xz data is corrupt or truncated (liblzma status {})",
             name_for_errors, static_cast<int>(status));
   return output;
@@ -97,7 +104,7 @@ std::string xz_compress(std::string_view data) {
 
 std::string xz_decompress(std::string_view data, const std::string& name_for_errors) {
   lzma_stream stream = LZMA_STREAM_INIT;
-  AGF_CHECK(lzma_stream_decoder(&stream, UINT64_MAX, 0) == LZMA_OK, "liblzma: cannot start the decoder");
+  AGF_CHECK(lzma_stream_decoder(&stream, xz_memory_limit, 0) == LZMA_OK, "liblzma: cannot start the decoder");
   return run_lzma(stream, data, name_for_errors);
 }
 

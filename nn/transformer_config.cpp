@@ -27,14 +27,18 @@ constexpr int64_t kMaxVocabulary = 1 << 24;       // token ids are int32
 constexpr int64_t kMaxDistance = 1 << 20;         // L
 constexpr double kMaxParameters = 1e10;
 
-// Weights of the embeddings and layers (biases and norms left out): what a config would allocate.
-double approximate_parameters(const TransformerConfig& c) {
-  const double d = static_cast<double>(c.d_model), f = static_cast<double>(c.ffn);
-  const double encoder_layer = 4 * d * d + 2 * d * f, decoder_layer = 8 * d * d + 2 * d * f;
-  return static_cast<double>(c.vocabulary_size) * d + static_cast<double>(c.encoder_layers) * encoder_layer +
-         static_cast<double>(c.decoder_layers) * decoder_layer;
-}
 }  // namespace
+
+double TransformerConfig::approximate_parameters() const {
+  const double d = static_cast<double>(d_model), f = static_cast<double>(ffn);
+  // Each self-attention module of agf-m and agf-f has its own lc2 [2, H, L], and agf-f its lc3 [2, H, L, d/H]:
+  // with a large L these outgrow everything else.
+  const double L = static_cast<double>(max_distance), H = static_cast<double>(heads);
+  const double positional = (pos == "agf-m" || pos == "agf-f" ? 2 * H * L : 0) + (pos == "agf-f" ? 2 * L * d : 0);
+  const double encoder_layer = 4 * d * d + 2 * d * f + positional, decoder_layer = 8 * d * d + 2 * d * f + positional;
+  return static_cast<double>(vocabulary_size) * d + static_cast<double>(encoder_layers) * encoder_layer +
+         static_cast<double>(decoder_layers) * decoder_layer;
+}
 
 TransformerConfig TransformerConfig::from_preset(const std::string& name) {
   TransformerConfig config;
@@ -76,8 +80,8 @@ void TransformerConfig::validate() const {
                                            std::tuple{"max_distance", max_distance, kMaxDistance}}) {
     AGF_CHECK(value <= limit, "model config: {} {} is above agf's limit of {}", name, value, limit);
   }
-  AGF_CHECK(approximate_parameters(*this) <= kMaxParameters, "model config: about {:.3g} parameters, above agf's "
-            "limit of {:.0e}", approximate_parameters(*this), kMaxParameters);
+  AGF_CHECK(approximate_parameters() <= kMaxParameters, "model config: about {:.3g} parameters, above agf's "
+            "limit of {:.0e}", approximate_parameters(), kMaxParameters);
   AGF_CHECK(pos != "rope" || head_dim() % 2 == 0, "rope needs an even head size, got {}", head_dim());
 }
 

@@ -37,6 +37,9 @@ struct TransformerConfig {
   // Checks every field (positive sizes, d_model divisible by heads, a known scheme, pcmv only with a
   // coefficient scheme); throws agf::Error naming the field.
   void validate() const;
+  // The weights of the embeddings, the layers and agf's positional tables (lc2, lc3), biases and norms left
+  // out: a lower bound of the parameters the config allocates.
+  double approximate_parameters() const;
 
   // "agf.config.*" keys, values as text.
   std::map<std::string, std::string> to_metadata() const;

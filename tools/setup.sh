@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what agf needs to build and test, only what is missing. Idempotent, quiet when all is present.
 #   build:  C++20 compiler, cmake, ninja, Eigen 3.4, OpenBLAS (OpenMP build), Catch2 2.x, CLI11, nlohmann-json, fmt, liblzma, ccache
+#   checks: clang with its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for tools/test.sh's sanitizer
+#           and fuzzing stages. Optional: without clang, the sanitizer build uses g++ and fuzzing is skipped.
 #   peers:  conformance oracles used by tests and benchmarks — sacreBLEU, safetensors, tokenizers (pip) and
 #           PyTorch (Debian's python3-torch, for /usr/bin/python3). They are optional: when one cannot be
 #           installed, the tests that use it skip and say why.
@@ -28,6 +30,14 @@ done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
   apt_install "${missing[@]}"
+fi
+
+# clang for the sanitizer and fuzzing stages of tools/test.sh (libclang-rt-dev: ASan, UBSan and libFuzzer,
+# only recommended by clang; llvm: llvm-symbolizer, for stack traces with file and line).
+if ! command -v clang++ >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libclang-rt-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "setup: installing clang, libclang-rt-dev, llvm (sanitizer and fuzzing stages)" >&2
+  apt_install clang libclang-rt-dev llvm 2>/dev/null ||
+    echo "setup: could not install clang; tools/test.sh's sanitizer stage will use g++ and fuzzing will be skipped" >&2
 fi
 
 # PyTorch: the model's conformance and speed peer (tools/bench/torch_peer.py).

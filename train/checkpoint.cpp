@@ -152,6 +152,16 @@ Checkpoint load_checkpoint_bytes(const std::string& bytes, const std::string& pa
   return checkpoint_of(load_safetensors_bytes(bytes, path), path);
 }
 
+void check_weights_present(const Checkpoint& checkpoint, const std::string& path) {
+  double values_in_file = 0;
+  for (const auto& [name, tensor] : checkpoint.file.tensors) values_in_file += static_cast<double>(tensor.numel());
+  const auto& config = checkpoint.config;
+  AGF_CHECK(config.approximate_parameters() <= values_in_file, "{}: its config ({} {}, d_model {}, vocabulary {}) has "
+            "about {:.3g} weights but the file holds {:.0f} values (edited, or not a checkpoint of this model)", path,
+            config.preset, config.scheme_label(), config.d_model, config.vocabulary_size,
+            config.approximate_parameters(), values_in_file);
+}
+
 void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std::string& path) {
   std::set<std::string> expected;
   for (const auto& [name, parameter] : model.named_parameters()) {
@@ -191,6 +201,7 @@ namespace agf::train {
 LoadedModel load_model(const std::string& path, DType dtype) {
   LoadedModel loaded;
   loaded.checkpoint = load_checkpoint(path);
+  check_weights_present(loaded.checkpoint, path);
   loaded.model = std::make_unique<nn::Transformer>(loaded.checkpoint.config, 0, dtype);
   load_parameters(*loaded.model, loaded.checkpoint, path);
   if (!loaded.checkpoint.bpe_json.empty()) {

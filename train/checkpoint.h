@@ -55,6 +55,11 @@ Checkpoint load_checkpoint(const std::string& path);
 // The same from the file's bytes (rank 0 sends them to the other processes of a distributed run).
 Checkpoint load_checkpoint_bytes(const std::string& bytes, const std::string& path);
 
+// Refuses a checkpoint whose tensors hold fewer values than its config has weights (a lower bound of them),
+// before a model is allocated from that config: a config of a billion weights in a file of a few kilobytes
+// would allocate gigabytes only to find the tensors missing.
+void check_weights_present(const Checkpoint& checkpoint, const std::string& path);
+
 // Copies the checkpoint's tensors into the model's parameters. Every parameter must be present with its
 // shape (converted to the parameter's dtype); tensors that are neither parameters nor optimizer state
 // are an error, so a checkpoint of another scheme is never half-loaded.

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "train/atomic_file.h"
@@ -82,6 +84,77 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
 
 namespace {
 
+// The largest header agf reads: a checkpoint's header is a few kilobytes (plus the BPE model in its
+// metadata, well under a megabyte); the cap keeps a corrupt length from sizing a huge buffer.
+constexpr uint64_t max_header_bytes = 100u << 20;
+
+// A name or JSON value as an error message quotes it: at most 60 bytes, since a hostile header can make
+// either megabytes long.
+std::string excerpt(const std::string& text) {
+  constexpr std::size_t limit = 60;
+  return text.size() <= limit ? text : text.substr(0, limit) + "...";
+}
+
+// One tensor's entry, checked but not yet read.
+struct TensorEntry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin = 0, end = 0;
+};
+
+// A JSON value that must be a whole number in [0, limit]. nlohmann's get<uint64_t>() would wrap -1 to
+// 2^64 - 1, truncate 2.5 to 2 and cast 1e300 (undefined behaviour); the header is not trusted that far.
+uint64_t whole_number(const nlohmann::json& value, uint64_t limit, const std::string& path, const std::string& tensor,
+                      const char* field) {
+  AGF_CHECK(value.is_number_unsigned() || (value.is_number_integer() && value.get<int64_t>() >= 0),
+            "{}: tensor '{}' has {} {}, not a whole number >= 0", path, excerpt(tensor), field, excerpt(value.dump()));
+  const uint64_t number = value.get<uint64_t>();
+  AGF_CHECK(number <= limit, "{}: tensor '{}' has {} {}, above {}", path, excerpt(tensor), field, number, limit);
+  return number;
+}
+
+// Checks one tensor's entry against the data section's size; reads nothing.
+TensorEntry parse_entry(const std::string& name_in_file, const nlohmann::json& entry, uint64_t data_size,
+                        const std::string& path) {
+  const std::string name = excerpt(name_in_file);  // for messages
+  AGF_CHECK(entry.is_object(), "{}: tensor '{}' is described by {}, not by an object with dtype, shape and data_offsets",
+            path, name, entry.type_name());
+  for (const char* key : {"dtype", "shape", "data_offsets"}) {
+    AGF_CHECK(entry.contains(key), "{}: tensor '{}' lacks \"{}\"", path, name, key);
+  }
+  TensorEntry parsed;
+  parsed.name = name_in_file;
+  const auto& dtype = entry.at("dtype");
+  AGF_CHECK(dtype.is_string(), "{}: tensor '{}' has dtype {}, not a string", path, name, excerpt(dtype.dump()));
+  parsed.dtype = parse_safetensors_dtype(excerpt(dtype.get<std::string>()), path, name);
+  const auto& shape = entry.at("shape");
+  AGF_CHECK(shape.is_array(), "{}: tensor '{}' has shape {}, not an array", path, name, excerpt(shape.dump()));
+  for (const auto& extent : shape) {
+    parsed.shape.push_back(static_cast<int64_t>(
+        whole_number(extent, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), path, name, "an extent")));
+  }
+  const auto& offsets = entry.at("data_offsets");
+  AGF_CHECK(offsets.is_array() && offsets.size() == 2, "{}: tensor '{}' has data_offsets {}, not [begin, end]", path,
+            name, excerpt(offsets.dump()));
+  const uint64_t any = std::numeric_limits<uint64_t>::max();
+  parsed.begin = whole_number(offsets[0], any, path, name, "a data offset");
+  parsed.end = whole_number(offsets[1], any, path, name, "a data offset");
+  AGF_CHECK(parsed.begin <= parsed.end, "{}: tensor '{}' has data_offsets [{}, {}], which end before they begin", path,
+            name, parsed.begin, parsed.end);
+  AGF_CHECK(parsed.end <= data_size, "{}: truncated: tensor '{}' ends at byte {} of a {}-byte data section", path, name,
+            parsed.end, data_size);
+  uint64_t expected = 0;
+  try {
+    expected = shape_bytes(parsed.shape, dtype_size(parsed.dtype));
+  } catch (const Error& error) {
+    fail("{}: tensor '{}' {}: {}", path, name, dtype_name(parsed.dtype), error.what());
+  }
+  AGF_CHECK(parsed.end - parsed.begin == expected, "{}: tensor '{}' {} {} needs {} bytes but its data_offsets span {}",
+            path, name, dtype_name(parsed.dtype), shape_string(parsed.shape), expected, parsed.end - parsed.begin);
+  return parsed;
+}
+
 // Reads [offset, offset + count) of the file into `destination`; false when that fails.
 using ByteReader = std::function<bool(uint64_t offset, char* destination, uint64_t count)>;
 
@@ -92,11 +165,13 @@ SafetensorsFile parse_safetensors(uint64_t file_size, const ByteReader& read_byt
   AGF_CHECK(read_bytes(0, reinterpret_cast<char*>(length_bytes), 8), "{}: read of the header length failed", path);
   uint64_t header_length = 0;
   for (int i = 0; i < 8; ++i) header_length |= static_cast<uint64_t>(length_bytes[i]) << (8 * i);
-  AGF_CHECK(header_length <= file_size - 8 && header_length <= (100u << 20),
+  AGF_CHECK(header_length <= file_size - 8,
             "{}: corrupt or truncated safetensors file (header length {} but the file has {} bytes)", path,
             header_length, file_size);
+  AGF_CHECK(header_length <= max_header_bytes, "{}: corrupt safetensors file (header length {}, above agf's limit of {})",
+            path, header_length, max_header_bytes);
   std::string json(header_length, '\0');
-  AGF_CHECK(read_bytes(8, json.data(), header_length), "{}: read of the header failed", path);
+  AGF_CHECK(read_bytes(8, json.data(), header_length), "{}: read of the safetensors header failed", path);
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(json);
@@ -106,41 +181,42 @@ SafetensorsFile parse_safetensors(uint64_t file_size, const ByteReader& read_byt
   AGF_CHECK(header.is_object(), "{}: corrupt safetensors header (not a JSON object)", path);
   const uint64_t data_size = file_size - 8 - header_length;
 
+  // Every entry is checked, and the ranges against each other, before any tensor is allocated: a header
+  // of a million entries all pointing at one large range would otherwise allocate it a million times.
   SafetensorsFile file;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  try {
-    for (const auto& [name, entry] : header.items()) {
-      if (name == "__metadata__") {
-        for (const auto& [key, value] : entry.items()) file.metadata[key] = value.get<std::string>();
-        continue;
+  std::vector<TensorEntry> entries;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      AGF_CHECK(entry.is_object(), "{}: \"__metadata__\" is {}, not an object of strings", path, entry.type_name());
+      for (const auto& [key, value] : entry.items()) {
+        AGF_CHECK(value.is_string(), "{}: metadata '{}' is {}, not a string", path, excerpt(key), excerpt(value.dump()));
+        file.metadata[key] = value.get<std::string>();
       }
-      const DType dtype = parse_safetensors_dtype(entry.at("dtype").get<std::string>(), path, name);
-      const Shape shape = entry.at("shape").get<Shape>();
-      const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
-      AGF_CHECK(offsets.size() == 2 && offsets[0] <= offsets[1], "{}: tensor '{}' has invalid data_offsets", path, name);
-      for (int64_t extent : shape) AGF_CHECK(extent >= 0, "{}: tensor '{}' has a negative extent", path, name);
-      uint64_t expected = 0;
-      try {
-        expected = shape_bytes(shape, dtype_size(dtype));
-      } catch (const Error& error) {
-        fail("{}: tensor '{}' {}: {}", path, name, dtype_name(dtype), error.what());
-      }
-      AGF_CHECK(offsets[1] - offsets[0] == expected, "{}: tensor '{}' {} {} needs {} bytes but its data_offsets "
-                "span {}", path, name, dtype_name(dtype), shape_string(shape), expected, offsets[1] - offsets[0]);
-      AGF_CHECK(offsets[1] <= data_size, "{}: truncated: tensor '{}' ends at byte {} of a {}-byte data section",
-                path, name, offsets[1], data_size);
-      Tensor tensor = Tensor::empty(shape, dtype);
-      AGF_CHECK(expected == 0 || read_bytes(8 + header_length + offsets[0], static_cast<char*>(tensor.raw_data()), expected),
-                "{}: read of tensor '{}' failed", path, name);
-      ranges.emplace_back(offsets[0], offsets[1]);
-      file.tensors.emplace_back(name, std::move(tensor));
+      continue;
     }
-  } catch (const nlohmann::json::exception& error) {
-    fail("{}: corrupt safetensors header: {}", path, error.what());
+    entries.push_back(parse_entry(name, entry, data_size, path));
   }
-  std::sort(ranges.begin(), ranges.end());
-  for (std::size_t i = 1; i < ranges.size(); ++i) {
-    AGF_CHECK(ranges[i].first >= ranges[i - 1].second, "{}: corrupt safetensors file (overlapping tensors)", path);
+  // Sorted by where they begin, each non-empty range must begin at or after the end of those before it.
+  std::vector<const TensorEntry*> by_offset;
+  for (const auto& entry : entries) {
+    if (entry.end > entry.begin) by_offset.push_back(&entry);
+  }
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
+  });
+  for (std::size_t i = 1; i < by_offset.size(); ++i) {
+    const TensorEntry &before = *by_offset[i - 1], &after = *by_offset[i];
+    AGF_CHECK(after.begin >= before.end, "{}: corrupt safetensors file: tensors '{}' [{}, {}) and '{}' [{}, {}) overlap",
+              path, excerpt(before.name), before.begin, before.end, excerpt(after.name), after.begin, after.end);
+  }
+  for (const auto& entry : entries) {
+    Tensor tensor = Tensor::empty(entry.shape, entry.dtype);
+    const uint64_t bytes = entry.end - entry.begin;
+    if (bytes > 0) {
+      AGF_CHECK(read_bytes(8 + header_length + entry.begin, static_cast<char*>(tensor.raw_data()), bytes),
+                "{}: read of tensor '{}' failed", path, excerpt(entry.name));
+    }
+    file.tensors.emplace_back(entry.name, std::move(tensor));
   }
   return file;
 }
@@ -151,8 +227,9 @@ SafetensorsFile load_safetensors(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   AGF_CHECK(in.good(), "{}: cannot open", path);
   in.seekg(0, std::ios::end);
-  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
-  return parse_safetensors(file_size, [&](uint64_t offset, char* destination, uint64_t count) {
+  const auto end_position = in.tellg();
+  AGF_CHECK(end_position >= 0, "{}: cannot read (not a regular file?)", path);
+  return parse_safetensors(static_cast<uint64_t>(end_position), [&](uint64_t offset, char* destination, uint64_t count) {
     in.seekg(static_cast<std::streamoff>(offset));
     in.read(destination, static_cast<std::streamsize>(count));
     return in.good();

@@ -216,6 +216,7 @@ TrainSummary train(const TrainOptions& options) {
       fmt::print(stderr, "note: resuming {} {} from its checkpoint; the model flags given ({} {}) are ignored\n",
                  checkpoint->config.preset, checkpoint->config.scheme_label(), options.model.preset, options.model.scheme_label());
     }
+    check_weights_present(*checkpoint, resume_from);
     config = checkpoint->config;
     AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()), "{}: the model has {} tokens but {} "
               "has {}", resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());

@@ -118,9 +118,10 @@ struct Kernel {
     return options.causal ? std::min(end, m + 1) : end;
   }
   int64_t head_offset(int64_t b, int64_t h) const { return (b * g.heads + h) * g.queries * g.keys; }
-  // The table rows of head h: `before` for keys at or before the query (δ = 0), `after` for δ = 1.
-  const T* before(int64_t h) const { return table.data() + (0 * g.heads + h) * g.distances * g.width; }
-  const T* after(int64_t h) const { return table.data() + (1 * g.heads + h) * g.distances * g.width; }
+  // The table rows of head h: `before` for keys at or before the query (δ = 0), `after` for δ = 1. Null for a
+  // scheme without a table: an offset from the empty vector's null data() is undefined behaviour (UBSan).
+  const T* before(int64_t h) const { return table.empty() ? nullptr : table.data() + (0 * g.heads + h) * g.distances * g.width; }
+  const T* after(int64_t h) const { return table.empty() ? nullptr : table.data() + (1 * g.heads + h) * g.distances * g.width; }
   // The table entry (row of `width`) of the pair (m, n), with D = |m - n|.
   static const T* entry(const T* before, const T* after, int64_t m, int64_t n, int64_t width) {
     return n <= m ? before + (m - n) * width : after + (n - m) * width;

@@ -1,8 +1,7 @@
 // libFuzzer target for the BPE codec: for any valid UTF-8 input, decode(encode(x)) == x and every id
 // is inside the vocabulary; any byte string read as ids decodes without crashing; the pre-tokenizer's
 // words always concatenate back to the input.
-//   cmake -S . -B build-fuzz -G Ninja -DAGF_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ && cmake --build build-fuzz
-//   build-fuzz/fuzz_bpe_codec -max_total_time=60
+//   build-sanitize/fuzz_bpe_codec tests/fuzz/corpus/fuzz_bpe_codec -max_total_time=60      (docs/errors.md)
 #include <cstdint>
 #include <cstdlib>
 #include <string>

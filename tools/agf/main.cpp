@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tools/agf/command.h"
+#include "tools/agf/flag_checks.h"
 #include "tools/agf/openmp_spin.h"
 #include "train/distributed.h"
 
@@ -34,6 +35,7 @@ int run(int argc, char** argv) {
   for (auto& command : commands) {
     command.setup(*app.add_subcommand(command.name, command.description));
   }
+  agf::cli::require_whole_numbers(app);
   // Under mpirun an error names the process it happened in: " (rank 1 of 2)".
   auto where = [] { return agf::train::started_world_label(); };
   try {
