@@ -14,10 +14,13 @@
 #include <optional>
 #include <vector>
 
+#include "autograd/gradcheck.h"
 #include "core/half.h"
 #include "ops/cpu/bf16_tile.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/matmul_precision.h"
+#include "ops/matmul.h"
 #include "tests/ops/stored_matrix.h"
 #include "tests/skip.h"
 
@@ -244,6 +247,46 @@ TEST_CASE("the AVX512-BF16 GEMM meets the f32 accumulation bound for every layou
                                                                            << " elements");
 }
 
+TEST_CASE("ops::matmul under MatmulPrecision::bf16 rounds the operands of f32 products only",
+          "[ops][matmul][bf16]") {
+  using agf::DType;
+  using agf::Tensor;
+  using agf::ops::cpu::MatmulPrecision;
+  using agf::ops::cpu::ScopedMatmulPrecision;
+  agf::Generator generator(5);
+  const Tensor a = agf::uniform({3, 20, 33}, generator, -1, 1, DType::f32);  // a batch of 3: the nested path
+  const Tensor b = agf::uniform({33, 17}, generator, -1, 1, DType::f32);
+  const Tensor a64 = a.to(DType::f64), b64 = b.to(DType::f64);
+  const std::vector<double> f32_product = agf::ops::matmul(a, b).to_double_vector();
+  const std::vector<double> f64_product = agf::ops::matmul(a64, b64).to_double_vector();
+  // The expected bf16 product: each batch matrix through the portable GEMM (the kernel is exercised above).
+  std::vector<double> expected;
+  for (int64_t batch = 0; batch < 3; ++batch) {
+    std::vector<float> c(20 * 17);
+    agf::ops::cpu::gemm_bf16(Bf16Kernel::portable, 20, 17, 33, {a.data<float>() + batch * 20 * 33, 33, false},
+                             {b.data<float>(), 17, false}, c.data(), 17);
+    expected.insert(expected.end(), c.begin(), c.end());
+  }
+  {
+    const agf::ops::cpu::ForcePortableBf16Kernel portable;
+    const ScopedMatmulPrecision bf16(MatmulPrecision::bf16);
+    CHECK(agf::ops::cpu::matmul_precision() == MatmulPrecision::bf16);
+    CHECK(agf::ops::matmul(a, b).to_double_vector() == expected);
+    CHECK(agf::ops::matmul(a.transpose(-1, -2).contiguous().transpose(-1, -2), b).to_double_vector() == expected);
+    CHECK(agf::ops::matmul(a64, b64).to_double_vector() == f64_product);  // f64: untouched, bit for bit
+  }
+  CHECK(agf::ops::cpu::matmul_precision() == MatmulPrecision::f32);  // the guard restored it
+  CHECK(agf::ops::matmul(a, b).to_double_vector() == f32_product);
+  CHECK(f32_product != expected);
+  if (agf::ops::cpu::bf16_kernel() == Bf16Kernel::none) {
+    // Without bf16 arithmetic and without the forced portable kernel, a bf16 product is refused, never slow.
+    const ScopedMatmulPrecision bf16(MatmulPrecision::bf16);
+    CHECK_THROWS_WITH(agf::ops::matmul(a, b), Catch::Contains("matmul in bf16 on the CPU") &&
+                                                  Catch::Contains("AVX512-BF16"));
+    CHECK_FALSE(agf::ops::cpu::bf16_unavailable_reason().empty());
+  }
+}
+
 TEST_CASE("the bf16 kernels are named, and forcing the portable one is scoped", "[ops][gemm][bf16]") {
   using agf::ops::cpu::bf16_kernel;
   const Bf16Kernel chosen = bf16_kernel();
@@ -256,4 +299,16 @@ TEST_CASE("the bf16 kernels are named, and forcing the portable one is scoped", 
   CHECK(bf16_kernel() == chosen);
   CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::avx512bf16), Catch::StartsWith("avx512bf16"));
   CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::portable), Catch::Contains("slow"));
+}
+
+TEST_CASE("f64 gradchecks of matmul pass under MatmulPrecision::bf16", "[ops][matmul][bf16][gradcheck]") {
+  // bf16 applies to f32 products only: a gradcheck (central differences in f64) is unaffected.
+  const agf::ops::cpu::ForcePortableBf16Kernel portable;
+  const agf::ops::cpu::ScopedMatmulPrecision bf16(agf::ops::cpu::MatmulPrecision::bf16);
+  for (const char* name : {"matmul", "matmul_transposed", "matmul_batched", "matmul_vector"}) {
+    INFO(name);
+    const agf::OpCheck* check = agf::find_op_check(name);
+    REQUIRE(check != nullptr);
+    CHECK(check->run().passed);
+  }
 }
