@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/device.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "tests/skip.h"
 #include "tests/tools/cli_runner.h"
 
@@ -23,10 +24,21 @@ TEST_CASE("agf bench train times steps and prints tokens/s and TFLOP/s", "[cli][
   CHECK(std::stod(losses[2]) > 0);
 }
 
-TEST_CASE("agf bench train refuses half precision on the CPU and a missing GPU", "[cli][bench][errors]") {
-  const CommandResult half = run_agf("bench train --preset tiny --precision bf16 --steps 1");
+TEST_CASE("agf bench train refuses fp16 on the CPU, bf16 on a CPU without bf16 arithmetic, and a missing GPU",
+          "[cli][bench][errors]") {
+  const CommandResult half = run_agf("bench train --preset tiny --precision fp16 --steps 1");
   CHECK(half.status == 1);
-  CHECK_THAT(half.output, Catch::Contains("--precision bf16 needs --device cuda"));
+  CHECK_THAT(half.output, Catch::Contains("--precision fp16 needs --device cuda"));
+  const CommandResult bf16 = run_agf("bench train --preset tiny --batch 4 --length 6 --vocab 50 --precision bf16 --steps 1");
+  INFO(bf16.output);
+  if (agf::ops::cpu::bf16_avx512_supported()) {
+    CHECK(bf16.status == 0);  // it runs, naming the kernel
+    CHECK_THAT(bf16.output, Catch::Contains("matrix products: bf16 operands, f32 sums, kernel avx512bf16"));
+  } else {
+    CHECK(bf16.status == 1);  // one line: what is missing, what to use instead
+    CHECK_THAT(bf16.output, Catch::Contains("bench train: --precision bf16 on the CPU: this processor has no "
+                                            "AVX512-BF16") && Catch::Contains("use --precision fp32 here"));
+  }
   if (agf::cuda_device_count() > 0) AGF_SKIP("a GPU is present; the missing-GPU error cannot be seen here");
   const CommandResult gpu = run_agf("bench train --preset tiny --device cuda --steps 1");
   CHECK(gpu.status == 1);
