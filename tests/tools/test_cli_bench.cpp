@@ -45,6 +45,27 @@ TEST_CASE("agf bench train refuses fp16 on the CPU, bf16 on a CPU without bf16 a
   CHECK_THAT(gpu.output, Catch::Contains("--device cuda") && Catch::Contains(agf::cuda_unavailable_reason()));
 }
 
+TEST_CASE("agf bench matmul --precision bf16 times bf16 products where the CPU has them, the portable kernel if asked",
+          "[cli][bench][bf16]") {
+  const CommandResult portable = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16 --portable-bf16");
+  INFO(portable.output);
+  CHECK(portable.status == 0);
+  CHECK_THAT(portable.output, Catch::Contains("bf16 operands, f32 sums, kernel portable (plain C++, slow"));
+  CHECK(std::regex_search(portable.output, std::regex(R"(n=40 +40 +40 +40 +NN +[0-9.]+ +[0-9.]+)")));
+  const CommandResult chosen = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16");
+  INFO(chosen.output);
+  if (agf::ops::cpu::bf16_avx512_supported()) {
+    CHECK(chosen.status == 0);
+    CHECK_THAT(chosen.output, Catch::Contains("kernel avx512bf16"));
+  } else {
+    CHECK(chosen.status == 1);
+    CHECK_THAT(chosen.output, Catch::Contains("no AVX512-BF16") && Catch::Contains("--portable-bf16"));
+  }
+  CHECK(run_agf("bench matmul --sizes 40 --portable-bf16").status == 2);  // without --precision bf16
+  CHECK(run_agf("bench matmul --sizes 40 --precision bf16 --dtype f64").status == 2);
+  CHECK(run_agf("bench matmul --sizes 40 --precision fp16").status == 2);
+}
+
 TEST_CASE("agf bench matmul --model-shapes prints one row per product, transposed layouts included", "[cli][bench]") {
   const CommandResult run = run_agf("bench matmul --sizes 32 --model-shapes --repeats 1");
   INFO(run.output);
