@@ -32,8 +32,10 @@ constexpr int64_t kDepthBlock = 256;
 constexpr int64_t kMaxRowBlock = 24 * R;
 // Columns per block of B: 256 × 2048 bf16 = 1 MiB, read by both threads from L2/L3.
 constexpr int64_t kColumnBlock = 64 * N;
-// Products with fewer multiply-adds run on one thread (a parallel region costs microseconds).
-constexpr int64_t kParallelMultiplyAdds = int64_t(1) << 18;
+// Products with fewer multiply-adds run on one thread: 2^21 take about 40 µs on one core at the AVX-512 kernel's
+// rate (≈ 50·10⁹ multiply-adds/s), and a parallel region with its barriers costs several µs — far more when
+// another process holds a core and a thread waits at each barrier for one that is not running.
+constexpr int64_t kParallelMultiplyAdds = int64_t(1) << 21;
 
 std::atomic<int> forced_portable{0};
 
