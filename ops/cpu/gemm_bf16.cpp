@@ -48,48 +48,52 @@ inline uint32_t packed_bf16(float x) {
   return (bits & 0x7f80u) == 0 ? bits & 0x8000u : bits;
 }
 
-inline float element(GemmMatrix<float> x, int64_t i, int64_t j) {
-  return x.column_major ? x.data[j * x.ld + i] : x.data[i * x.ld + j];
+inline uint32_t pair_word(float even, float odd) { return packed_bf16(even) | packed_bf16(odd) << 16; }
+
+// One panel (bf16_tile.h): `width` lanes (A's rows or B's columns) × ceil(depth/2) pairs, lane l of pair p at
+// words[p·width + l]; element (lane l, k) of the source at origin[l·lane_stride + k·k_stride], one of the two
+// strides 1 (GemmMatrix reads a row- or a column-major matrix). Lanes from `lanes` on are zeros, and so is
+// the upper half of the last pair for an odd depth. The loop runs along the unit stride, so reads are
+// contiguous (and vectorize).
+void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width,
+                int64_t depth, uint32_t* words) {
+  const int64_t pairs = ceil_div(depth, 2), whole = depth / 2;
+  if (lanes < width) std::fill(words, words + pairs * width, 0u);
+  if (k_stride == 1) {  // each lane's k contiguous: a lane's pairs are adjacent floats
+    for (int64_t l = 0; l < lanes; ++l) {
+      const float* x = origin + l * lane_stride;
+      for (int64_t p = 0; p < whole; ++p) words[p * width + l] = pair_word(x[2 * p], x[2 * p + 1]);
+      if (whole < pairs) words[whole * width + l] = pair_word(x[2 * whole], 0.0f);
+    }
+  } else {  // the lanes contiguous: a pair is two runs along the lanes, k_stride apart
+    for (int64_t p = 0; p < pairs; ++p) {
+      const float* even = origin + 2 * p * k_stride;
+      const float* odd = even + k_stride;
+      uint32_t* row = words + p * width;
+      if (p < whole) {
+        for (int64_t l = 0; l < lanes; ++l) row[l] = pair_word(even[l * lane_stride], odd[l * lane_stride]);
+      } else {
+        for (int64_t l = 0; l < lanes; ++l) row[l] = pair_word(even[l * lane_stride], 0.0f);
+      }
+    }
+  }
 }
 
-// A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of `pairs` × R words (bf16_tile.h), zeros past
-// the last row and, for an odd depth, in the upper half of the last pair.
+// A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R lanes.
 void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, uint32_t* out) {
   const int64_t pairs = ceil_div(depth, 2);
+  const int64_t row_stride = a.column_major ? 1 : a.ld, k_stride = a.column_major ? a.ld : 1;
   for (int64_t panel = 0; panel < ceil_div(rows, R); ++panel) {
-    uint32_t* words = out + panel * pairs * R;
-    for (int64_t i = 0; i < R; ++i) {
-      const int64_t row = panel * R + i;
-      if (row >= rows) {
-        for (int64_t p = 0; p < pairs; ++p) words[p * R + i] = 0;
-        continue;
-      }
-      for (int64_t p = 0; p < pairs; ++p) {
-        const int64_t even = 2 * p, odd = 2 * p + 1;
-        const uint32_t low = packed_bf16(element(a, row0 + row, k0 + even));
-        const uint32_t high = odd < depth ? packed_bf16(element(a, row0 + row, k0 + odd)) : 0u;
-        words[p * R + i] = low | high << 16;
-      }
-    }
+    const int64_t first = row0 + panel * R;
+    pack_panel(a.data + first * row_stride + k0 * k_stride, row_stride, k_stride, std::min(R, rows - panel * R), R,
+               depth, out + panel * pairs * R);
   }
 }
 
-// B[k0 .. k0+depth, col0 .. col0+cols), cols <= N, as one panel of `pairs` × N words, zeros past the last column
-// and in the upper half of the last pair for an odd depth.
+// B[k0 .. k0+depth, col0 .. col0+cols), cols <= N, as one panel of N lanes.
 void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t col0, int64_t cols, uint32_t* words) {
-  const int64_t pairs = ceil_div(depth, 2);
-  for (int64_t p = 0; p < pairs; ++p) {
-    const int64_t even = 2 * p, odd = 2 * p + 1;
-    for (int64_t j = 0; j < N; ++j) {
-      if (j >= cols) {
-        words[p * N + j] = 0;
-        continue;
-      }
-      const uint32_t low = packed_bf16(element(b, k0 + even, col0 + j));
-      const uint32_t high = odd < depth ? packed_bf16(element(b, k0 + odd, col0 + j)) : 0u;
-      words[p * N + j] = low | high << 16;
-    }
-  }
+  const int64_t k_stride = b.column_major ? 1 : b.ld, col_stride = b.column_major ? b.ld : 1;
+  pack_panel(b.data + k0 * k_stride + col0 * col_stride, col_stride, k_stride, cols, N, depth, words);
 }
 
 // C[0 .. rows, panel_begin·N .. min(panel_end·N, cols)) from a packed block of A (rows × depth) and the
