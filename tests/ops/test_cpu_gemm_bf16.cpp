@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "autograd/gradcheck.h"
@@ -312,4 +313,19 @@ TEST_CASE("f64 gradchecks of matmul pass under MatmulPrecision::bf16", "[ops][ma
     REQUIRE(check != nullptr);
     CHECK(check->run().passed);
   }
+}
+
+TEST_CASE("the matmul precision is a setting of the calling thread, restored by each scope", "[ops][matmul][bf16]") {
+  using agf::ops::cpu::matmul_precision;
+  using agf::ops::cpu::MatmulPrecision;
+  using agf::ops::cpu::ScopedMatmulPrecision;
+  const ScopedMatmulPrecision bf16(MatmulPrecision::bf16);
+  MatmulPrecision elsewhere = MatmulPrecision::bf16;
+  std::thread([&] { elsewhere = matmul_precision(); }).join();
+  CHECK(elsewhere == MatmulPrecision::f32);  // another thread (another run) keeps its own
+  {
+    const ScopedMatmulPrecision f32(MatmulPrecision::f32);
+    CHECK(matmul_precision() == MatmulPrecision::f32);
+  }
+  CHECK(matmul_precision() == MatmulPrecision::bf16);
 }
