@@ -10,7 +10,8 @@
 #   AGF_POS       positional scheme (default agf-m), AGF_PCMV=0 to turn PCM-V off
 #   AGF_PRESET    model size (default cpu-small)
 #   AGF_FRESH=1   delete AGF_RUN_DIR first
-#   AGF_DEVICE    cpu (default) or cuda[:N]; AGF_PRECISION fp32 (default), bf16 or fp16 (with a GPU)
+#   AGF_DEVICE    cpu (default) or cuda[:N]; AGF_PRECISION fp32 (default), bf16 (a GPU, or a CPU with
+#                 AVX512-BF16) or fp16 (with a GPU)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/tools/setup.sh"

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/elementwise.h"
 
 namespace agf::train {
@@ -24,8 +25,9 @@ std::string_view precision_name(Precision precision) {
 
 DType accumulation_dtype(DType dtype) { return dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype; }
 
-MixedPrecisionOptions mixed_precision_options(Precision precision) {
+MixedPrecisionOptions mixed_precision_options(Precision precision, const Device& device) {
   MixedPrecisionOptions options;
+  if (device.is_cpu() && precision == Precision::bf16) return options;  // f32 tensors, bf16 products (as fp32 here)
   switch (precision) {
     case Precision::fp32: return options;
     case Precision::fp16:
@@ -39,6 +41,20 @@ MixedPrecisionOptions mixed_precision_options(Precision precision) {
       return options;
   }
   fail("unknown precision {}", static_cast<int>(precision));
+}
+
+void check_precision_usable(Precision precision, const Device& device, std::string_view command) {
+  if (device.is_cuda() || precision == Precision::fp32) return;
+  AGF_CHECK(precision == Precision::bf16, "{}: --precision {} needs --device cuda: the CPU computes in f32 and f64 "
+            "(and, with --precision bf16, matrix products with bf16 operands)", command, precision_name(precision));
+  const std::string missing = ops::cpu::bf16_unavailable_reason();
+  AGF_CHECK(missing.empty(), "{}: --precision bf16 on the CPU: {}; use --precision fp32 here, or --device cuda",
+            command, missing);
+}
+
+ops::cpu::MatmulPrecision cpu_matmul_precision(Precision precision, const Device& device) {
+  return device.is_cpu() && precision == Precision::bf16 ? ops::cpu::MatmulPrecision::bf16
+                                                         : ops::cpu::MatmulPrecision::f32;
 }
 
 namespace {

@@ -16,12 +16,17 @@
 // With Precision::fp32 the masters *are* the model's parameters and the scale is 1: no copies, no
 // conversion, no unscaling — exactly the plain Adam step, except that a step with non-finite gradients is
 // skipped (and counted) instead of writing nan into the weights.
+//
+// That is also the optimizer of Precision::bf16 on the CPU, where every tensor stays f32 and only the
+// operands of the matrix products are rounded to bf16 (ops/cpu/matmul_precision.h, cpu_matmul_precision).
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "autograd/variable.h"
+#include "core/device.h"
+#include "ops/cpu/matmul_precision.h"
 #include "train/adam.h"
 #include "train/loss_scaler.h"
 
@@ -45,9 +50,20 @@ struct MixedPrecisionOptions {
   AdamOptions adam;
 };
 
-// fp32: f32, no masters, no scaling. fp16: f16 copies, f32 masters, dynamic scaling. bf16: bf16 copies,
-// f32 masters, no scaling (bf16 has f32's exponent range, so gradients neither underflow nor overflow).
-MixedPrecisionOptions mixed_precision_options(Precision precision);
+// The optimizer of a run at `precision` on `device`. fp32: f32, no masters, no scaling. On a GPU, fp16: f16
+// copies, f32 masters, dynamic scaling; bf16: bf16 copies, f32 masters, no scaling (bf16 has f32's exponent
+// range, so gradients neither underflow nor overflow). bf16 on the CPU: as fp32 (the model stays f32).
+MixedPrecisionOptions mixed_precision_options(Precision precision, const Device& device);
+
+// Fails when `device` cannot compute at `precision`, in one line that starts with `command` ("train") and
+// says what to use instead: fp16 on the CPU; bf16 on a CPU without bf16 arithmetic (AVX512-BF16,
+// ops/cpu/gemm_bf16.h). A device that is not usable at all is check_device_usable's (train/device_flag.h).
+void check_precision_usable(Precision precision, const Device& device, std::string_view command);
+
+// The precision of f32 matrix products for a run at `precision` on `device`: bf16 for bf16 on the CPU, f32
+// otherwise (a GPU run's half-precision products come from its half-precision tensors). Set it for the run
+// with ops::cpu::ScopedMatmulPrecision.
+ops::cpu::MatmulPrecision cpu_matmul_precision(Precision precision, const Device& device);
 
 struct UpdateOutcome {
   double loss_scale = 1;  // the scale the gradients of this step were computed with

@@ -153,9 +153,9 @@ TrainSummary train(const TrainOptions& options) {
   check_device_usable(options.device);
   World& processes = world();
   const bool root = processes.is_root(), distributed = processes.size() > 1;
-  AGF_CHECK(options.precision == Precision::fp32 || options.device.is_cuda(), "train: --precision {} needs --device "
-            "cuda: the CPU kernels compute in f32 and f64 only (f16 and bf16 are storage types there)",
-            precision_name(options.precision));
+  check_precision_usable(options.precision, options.device, "train");
+  // bf16 on the CPU: every f32 matrix product of this run (training and validation) reads bf16 operands.
+  const ops::cpu::ScopedMatmulPrecision products(cpu_matmul_precision(options.precision, options.device));
   const fs::path data_dir(options.data_dir), run_dir(options.out_dir), checkpoint_dir = run_dir / "checkpoints";
   for (const char* file : {"bpe.json", "train.bin", "valid.bin"}) {
     AGF_CHECK(fs::exists(data_dir / file), "train: {} is missing in --data {} (make it with `agf corpus prepare`)", file,
@@ -229,7 +229,8 @@ TrainSummary train(const TrainOptions& options) {
     }
   }
   // The model is made (or loaded) in f32 on the CPU, then moved to the device; the optimizer keeps f32
-  // masters of it and, under fp16/bf16, turns the model's parameters into half-precision compute copies.
+  // masters of it and, under fp16/bf16 on a GPU, turns the model's parameters into half-precision compute
+  // copies (bf16 on the CPU keeps them f32: only the products' operands are rounded).
   nn::Transformer model(config, options.seed);
   model.train();
   TrainingState state;
@@ -271,7 +272,7 @@ TrainSummary train(const TrainOptions& options) {
     if (best_lost) state.best_valid_accuracy = -1;
   }
   model.to(options.device);
-  MixedPrecisionOptimizer optimizer(model.named_parameters(), mixed_precision_options(options.precision));
+  MixedPrecisionOptimizer optimizer(model.named_parameters(), mixed_precision_options(options.precision, options.device));
   const std::string precision = std::string(precision_name(options.precision));
   if (checkpoint) {
     // Checkpoints from before mixed precision have no scaler state: a fresh scaler, nothing skipped.

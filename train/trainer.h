@@ -5,10 +5,11 @@
 // or minutes, without validating), exact resumption, and a metrics.jsonl with one JSON object per step and
 // per validation. A kill at any instant loses at most the steps since the last checkpoint
 // (docs/crash-safety.md). On the CPU or a CUDA device, in f32 or mixed precision (f16/bf16 compute, f32
-// master weights, loss scaling: train/mixed_precision.h). In one process, or data-parallel in the N
-// processes of `mpirun -np N agf train` (train/distributed.h, docs/distributed.md): each computes its shard
-// of every global batch, the gradients are summed, every process takes the same update, and rank 0 alone
-// validates and writes the run folder.
+// master weights, loss scaling: train/mixed_precision.h; on the CPU, bf16 only: bf16 operands in every
+// matrix product, the rest f32). In one process, or data-parallel in the N processes of
+// `mpirun -np N agf train` (train/distributed.h, docs/distributed.md): each computes its shard of every
+// global batch, the gradients are summed, every process takes the same update, and rank 0 alone validates
+// and writes the run folder.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,7 +42,8 @@ struct TrainOptions {
   int64_t log_every = 10;          // plain progress lines when stderr is not a terminal
   uint64_t seed = 1;               // parameters, data order and dropout
   Device device = Device::cpu();   // where the model, the batches and every step's tensors live
-  Precision precision = Precision::fp32;  // fp16/bf16: half-precision compute, f32 masters (train/mixed_precision.h)
+  Precision precision = Precision::fp32;  // fp16/bf16: half-precision compute, f32 masters; bf16 on the CPU:
+                                          // bf16 products, f32 tensors (train/mixed_precision.h)
   bool resume = false;             // continue from RUN/checkpoints' latest step checkpoint
   // Resume a checkpoint written by another number of processes (docs/distributed.md): the same global batches
   // in the same order, new dropout streams. Without it such a resume is refused.

@@ -1,10 +1,15 @@
-// Matrix products: on the CPU one GEMM per batch matrix (ops/cpu/gemm.h: OpenBLAS or Eigen; parallel inside
-// for a single product, batches spread over threads otherwise), on a GPU cuBLAS (ops/cuda/matmul.h). Checks,
-// 1-D promotion and batch broadcasting are shared (matmul_operands, ops/matmul_plan.h).
+// Matrix products: on the CPU one GEMM per batch matrix (ops/cpu/gemm.h: OpenBLAS or Eigen; for f32 under
+// MatmulPrecision::bf16, ops/cpu/gemm_bf16.h; parallel inside for a single product, batches spread over
+// threads otherwise), on a GPU cuBLAS (ops/cuda/matmul.h). Checks, 1-D promotion and batch broadcasting are
+// shared (matmul_operands, ops/matmul_plan.h).
 #include "ops/matmul.h"
+
+#include <type_traits>
 
 #include "core/strided_loop.h"
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/matmul_precision.h"
 #include "ops/device_route.h"
 #include "ops/matmul_plan.h"
 #include "ops/reduce.h"
@@ -43,13 +48,26 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                       [&](const std::array<int64_t, 3>& at) { offsets.push_back(at); });
 
   const GemmOperand a_operand = gemm_operand(a_view), b_operand = gemm_operand(b_view);
+  // Read here, on the calling thread (the setting is per thread): bf16 operands for f32 products only. The
+  // kernel is checked before any OpenMP region (an error cannot leave one).
+  const bool bf16_products = a_in.dtype() == DType::f32 && cpu::matmul_precision() == cpu::MatmulPrecision::bf16;
+  const cpu::Bf16Kernel bf16_kernel = bf16_products ? cpu::bf16_kernel() : cpu::Bf16Kernel::none;
+  AGF_CHECK(!bf16_products || bf16_kernel != cpu::Bf16Kernel::none, "matmul in bf16 on the CPU: {}",
+            cpu::bf16_unavailable_reason());
   dispatch_floating(a_in.dtype(), "matmul", [&]<class T>() {
     const T* a_data = a_view.data<T>();
     const T* b_data = b_view.data<T>();
     T* out_data = out.data<T>();
     auto multiply = [&](int64_t index) {
-      cpu::gemm<T>(m, n, k, {a_data + offsets[index][0], a_operand.ld, a_operand.transpose},
-                   {b_data + offsets[index][1], b_operand.ld, b_operand.transpose}, out_data + offsets[index][2], n);
+      const cpu::GemmMatrix<T> a{a_data + offsets[index][0], a_operand.ld, a_operand.transpose};
+      const cpu::GemmMatrix<T> b{b_data + offsets[index][1], b_operand.ld, b_operand.transpose};
+      if constexpr (std::is_same_v<T, float>) {
+        if (bf16_products) {
+          cpu::gemm_bf16(bf16_kernel, m, n, k, a, b, out_data + offsets[index][2], n);
+          return;
+        }
+      }
+      cpu::gemm<T>(m, n, k, a, b, out_data + offsets[index][2], n);
     };
     if (batch_count == 1) {
       multiply(0);  // the GEMM parallelizes one large product itself

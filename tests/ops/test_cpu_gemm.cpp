@@ -8,32 +8,15 @@
 #include "core/random.h"
 #include "ops/cpu/gemm.h"
 #include "ops/matmul.h"
+#include "tests/ops/stored_matrix.h"
 
 using agf::ops::cpu::GemmMatrix;
 
 namespace {
 
-// A [rows, cols] matrix stored row- or column-major with `pad` spare elements after each row (column).
-template <class T>
-struct Stored {
-  std::vector<T> memory;
-  int64_t rows, cols, ld;
-  bool column_major;
-  Stored(int64_t r, int64_t c, bool column, int64_t pad, uint64_t seed) : rows(r), cols(c), column_major(column) {
-    ld = (column ? r : c) + pad;
-    memory.assign(static_cast<std::size_t>(ld * (column ? c : r)), T(0));
-    agf::Generator generator(seed);
-    const std::vector<double> values = agf::uniform({r * c}, generator, -1, 1, agf::DType::f64).to_double_vector();
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) at(i, j) = static_cast<T>(values[i * c + j]);
-  }
-  T& at(int64_t i, int64_t j) { return memory[column_major ? j * ld + i : i * ld + j]; }
-  GemmMatrix<T> view() const { return {memory.data(), ld, column_major}; }
-};
-
 template <class T, class Gemm>
 void check_gemm(Gemm gemm, int64_t m, int64_t n, int64_t k, bool a_column, bool b_column, double tolerance) {
-  Stored<T> a(m, k, a_column, 3, 1), b(k, n, b_column, 5, 2);
+  agf::test::StoredMatrix<T> a(m, k, a_column, 3, 1), b(k, n, b_column, 5, 2);
   const int64_t ldc = n + 2;
   std::vector<T> c(static_cast<std::size_t>(m * ldc), T(7));  // the padding must survive
   gemm(m, n, k, a.view(), b.view(), c.data(), ldc);

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/device.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "tests/skip.h"
 #include "tests/tools/cli_runner.h"
 
@@ -23,14 +24,46 @@ TEST_CASE("agf bench train times steps and prints tokens/s and TFLOP/s", "[cli][
   CHECK(std::stod(losses[2]) > 0);
 }
 
-TEST_CASE("agf bench train refuses half precision on the CPU and a missing GPU", "[cli][bench][errors]") {
-  const CommandResult half = run_agf("bench train --preset tiny --precision bf16 --steps 1");
+TEST_CASE("agf bench train refuses fp16 on the CPU, bf16 on a CPU without bf16 arithmetic, and a missing GPU",
+          "[cli][bench][errors]") {
+  const CommandResult half = run_agf("bench train --preset tiny --precision fp16 --steps 1");
   CHECK(half.status == 1);
-  CHECK_THAT(half.output, Catch::Contains("--precision bf16 needs --device cuda"));
+  CHECK_THAT(half.output, Catch::Contains("--precision fp16 needs --device cuda"));
+  const CommandResult bf16 = run_agf("bench train --preset tiny --batch 4 --length 6 --vocab 50 --precision bf16 --steps 1");
+  INFO(bf16.output);
+  if (agf::ops::cpu::bf16_avx512_supported()) {
+    CHECK(bf16.status == 0);  // it runs, naming the kernel
+    CHECK_THAT(bf16.output, Catch::Contains("matrix products: bf16 operands, f32 sums, kernel avx512bf16"));
+  } else {
+    CHECK(bf16.status == 1);  // one line: what is missing, what to use instead
+    CHECK_THAT(bf16.output, Catch::Contains("bench train: --precision bf16 on the CPU: this processor has no "
+                                            "AVX512-BF16") && Catch::Contains("use --precision fp32 here"));
+  }
   if (agf::cuda_device_count() > 0) AGF_SKIP("a GPU is present; the missing-GPU error cannot be seen here");
   const CommandResult gpu = run_agf("bench train --preset tiny --device cuda --steps 1");
   CHECK(gpu.status == 1);
   CHECK_THAT(gpu.output, Catch::Contains("--device cuda") && Catch::Contains(agf::cuda_unavailable_reason()));
+}
+
+TEST_CASE("agf bench matmul --precision bf16 times bf16 products where the CPU has them, the portable kernel if asked",
+          "[cli][bench][bf16]") {
+  const CommandResult portable = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16 --portable-bf16");
+  INFO(portable.output);
+  CHECK(portable.status == 0);
+  CHECK_THAT(portable.output, Catch::Contains("bf16 operands, f32 sums, kernel portable (plain C++, slow"));
+  CHECK(std::regex_search(portable.output, std::regex(R"(n=40 +40 +40 +40 +NN +[0-9.]+ +[0-9.]+)")));
+  const CommandResult chosen = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16");
+  INFO(chosen.output);
+  if (agf::ops::cpu::bf16_avx512_supported()) {
+    CHECK(chosen.status == 0);
+    CHECK_THAT(chosen.output, Catch::Contains("kernel avx512bf16"));
+  } else {
+    CHECK(chosen.status == 1);
+    CHECK_THAT(chosen.output, Catch::Contains("no AVX512-BF16") && Catch::Contains("--portable-bf16"));
+  }
+  CHECK(run_agf("bench matmul --sizes 40 --portable-bf16").status == 2);  // without --precision bf16
+  CHECK(run_agf("bench matmul --sizes 40 --precision bf16 --dtype f64").status == 2);
+  CHECK(run_agf("bench matmul --sizes 40 --precision fp16").status == 2);
 }
 
 TEST_CASE("agf bench matmul --model-shapes prints one row per product, transposed layouts included", "[cli][bench]") {

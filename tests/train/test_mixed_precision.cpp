@@ -278,7 +278,7 @@ TEST_CASE("fp16 compute copies: rounded masters, f16 gradients unscaled in f32, 
 
 TEST_CASE("fp32 precision keeps no copies and steps exactly as clip + Adam", "[mixed-precision]") {
   const NamedParameters model = two_parameters();
-  MixedPrecisionOptimizer optimizer(model, agf::train::mixed_precision_options(agf::train::Precision::fp32));
+  MixedPrecisionOptimizer optimizer(model, agf::train::mixed_precision_options(agf::train::Precision::fp32, agf::Device::cpu()));
   CHECK_FALSE(optimizer.has_master_copies());
   CHECK_FALSE(optimizer.scaler().enabled());
   CHECK(optimizer.loss_scale() == 1.0);
@@ -303,9 +303,16 @@ TEST_CASE("fp32 precision keeps no copies and steps exactly as clip + Adam", "[m
   CHECK(values(model) == before);
   CHECK(optimizer.loss_scale() == 1.0);
   CHECK(optimizer.scaler().skipped_steps() == 1);
-  CHECK(agf::train::mixed_precision_options(agf::train::Precision::bf16).master_copies);
-  CHECK_FALSE(agf::train::mixed_precision_options(agf::train::Precision::bf16).dynamic_loss_scaling);
-  CHECK(agf::train::mixed_precision_options(agf::train::Precision::fp16).dynamic_loss_scaling);
+  // On a GPU, half-precision compute copies; bf16 on the CPU keeps f32 parameters (bf16 products) and so
+  // steps as fp32.
+  const agf::Device gpu = agf::Device::cuda(0), cpu = agf::Device::cpu();
+  CHECK(agf::train::mixed_precision_options(agf::train::Precision::bf16, gpu).master_copies);
+  CHECK(agf::train::mixed_precision_options(agf::train::Precision::bf16, gpu).compute_dtype == DType::bf16);
+  CHECK_FALSE(agf::train::mixed_precision_options(agf::train::Precision::bf16, gpu).dynamic_loss_scaling);
+  CHECK(agf::train::mixed_precision_options(agf::train::Precision::fp16, gpu).dynamic_loss_scaling);
+  CHECK_FALSE(agf::train::mixed_precision_options(agf::train::Precision::bf16, cpu).master_copies);
+  CHECK(agf::train::mixed_precision_options(agf::train::Precision::bf16, cpu).compute_dtype == DType::f32);
+  CHECK_FALSE(agf::train::mixed_precision_options(agf::train::Precision::bf16, cpu).dynamic_loss_scaling);
   CHECK_THROWS_WITH(agf::train::parse_precision("fp8"), Catch::Contains("--precision") && Catch::Contains("fp8"));
 }
 

@@ -15,6 +15,7 @@
 #include "tests/tools/cli_runner.h"
 #include "core/device.h"
 #include "data/bpe_model.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "train/checkpoint.h"
 
 using agf::test::train_losses;
@@ -204,15 +205,32 @@ TEST_CASE("bad training flags and inputs give clear errors", "[train][cli][error
   CHECK_THAT(missing_split.output, Catch::Contains("train.bin is missing in --data"));
 }
 
-TEST_CASE("half precision needs --device cuda, and a missing GPU is refused with its reason", "[train][cli][errors][mixed-precision]") {
+TEST_CASE("fp16 needs --device cuda, bf16 on the CPU needs bf16 arithmetic, and a missing GPU is refused with its reason",
+          "[train][cli][errors][mixed-precision]") {
   agf::test::ScratchDir scratch;
   const std::string data = scratch.path().string();  // never read: the flags are refused first
-  for (const char* precision : {"fp16", "bf16"}) {
-    const auto refused = run_agf("train --data " + data + " --out " + scratch.file("a") + " --precision " + precision);
-    INFO(refused.output);
-    CHECK(refused.status == 1);
-    CHECK_THAT(refused.output, Catch::Contains(std::string("--precision ") + precision + " needs --device cuda") &&
-                               Catch::Contains("CPU kernels compute in f32 and f64"));
+  const auto half = run_agf("train --data " + data + " --out " + scratch.file("a") + " --precision fp16");
+  INFO(half.output);
+  CHECK(half.status == 1);
+  CHECK_THAT(half.output, Catch::Contains("--precision fp16 needs --device cuda") &&
+                              Catch::Contains("the CPU computes in f32 and f64"));
+  const auto bf16 = run_agf("train --data " + data + " --out " + scratch.file("a") + " --precision bf16");
+  INFO(bf16.output);
+  CHECK(bf16.status == 1);
+  if (agf::ops::cpu::bf16_avx512_supported()) {
+    CHECK_THAT(bf16.output, Catch::Contains("bpe.json is missing in --data"));  // accepted: it got to the data
+    // and it trains, recording the precision
+    const std::string prepared = agf::test::prepare_tiny_fixture(scratch), run = scratch.file("bf16-run");
+    const auto trained = run_agf("train --data " + prepared + " --out " + run + tiny_flags +
+                                 " --max-steps 4 --valid-every 4 --precision bf16");
+    INFO(trained.output);
+    CHECK(trained.status == 0);
+    const auto checkpoint = agf::train::load_checkpoint(run + "/checkpoints/step_00000004.safetensors");
+    REQUIRE(checkpoint.state.has_value());
+    CHECK(checkpoint.state->precision == "bf16");
+  } else {
+    CHECK_THAT(bf16.output, Catch::Contains("train: --precision bf16 on the CPU: this processor has no AVX512-BF16") &&
+                                Catch::Contains("use --precision fp32 here, or --device cuda"));
   }
   const auto bad_precision = run_agf("train --data " + data + " --out " + scratch.file("b") + " --precision fp8");
   CHECK(bad_precision.status == 1);

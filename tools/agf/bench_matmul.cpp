@@ -1,14 +1,19 @@
 // agf bench matmul: throughput of square products, and with --model-shapes of a training step's products,
 // through ops::matmul — ops/cpu/gemm.h on the CPU (OpenBLAS or Eigen, named in the heading; GFLOP/s), cuBLAS
-// on a GPU (TFLOP/s; each timed product ends with a wait for the device).
+// on a GPU (TFLOP/s; each timed product ends with a wait for the device). On the CPU, --precision bf16 times
+// the f32 products with bf16 operands (ops/cpu/gemm_bf16.h, the kernel named in the heading) where the
+// processor has bf16 arithmetic; --portable-bf16 times the portable kernel instead, anywhere (slow).
 #include <fmt/core.h>
 #include <omp.h>
 
+#include <optional>
 #include <tuple>
 
 #include "core/number_text.h"
 #include "core/random.h"
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/matmul_precision.h"
 #include "ops/matmul.h"
 #include "tools/agf/bench_timing.h"
 #include "tools/agf/command.h"
@@ -54,11 +59,37 @@ std::vector<Product> model_products() {
   return products;
 }
 
-void bench_matmul(std::vector<int64_t> sizes, bool model_shapes, int repeats, const std::string& dtype_name,
-                  const std::string& device_name) {
+struct BenchMatmulFlags {
+  std::vector<int64_t> sizes;
+  bool model_shapes = false;
+  int repeats = 5;
+  std::string dtype = "f32", device = "cpu", precision = "fp32";
+  bool portable_bf16 = false;
+};
+
+void bench_matmul(BenchMatmulFlags flags) {
+  std::vector<int64_t>& sizes = flags.sizes;
+  const bool model_shapes = flags.model_shapes;
+  const int repeats = flags.repeats;
+  const std::string& dtype_name = flags.dtype;
   const agf::DType dtype = agf::parse_dtype(dtype_name);
-  const agf::Device device = parse_bench_device(device_name);
+  const agf::Device device = parse_bench_device(flags.device);
   const bool gpu = device.is_cuda();
+  // --precision bf16: the CPU's f32 products with bf16 operands, by the processor's kernel or, asked for, the
+  // portable one.
+  // (contradicting flags exit 2, as CLI11's own errors; a processor without bf16 arithmetic exits 1)
+  const bool bf16 = flags.precision == "bf16";
+  if (flags.portable_bf16 && !bf16) throw CLI::ValidationError("--portable-bf16", "needs --precision bf16");
+  if (bf16 && (gpu || dtype != agf::DType::f32)) {
+    throw CLI::ValidationError("--precision", "bf16 is for f32 products on the CPU (on a GPU: --dtype bf16)");
+  }
+  std::optional<agf::ops::cpu::ForcePortableBf16Kernel> portable;
+  if (flags.portable_bf16) portable.emplace();
+  AGF_CHECK(!bf16 || agf::ops::cpu::bf16_kernel() != agf::ops::cpu::Bf16Kernel::none, "bench matmul: --precision "
+            "bf16: {}; --portable-bf16 times the portable kernel instead (slow: for checking, not a speed)",
+            agf::ops::cpu::bf16_unavailable_reason());
+  const agf::ops::cpu::ScopedMatmulPrecision precision_scope(bf16 ? agf::ops::cpu::MatmulPrecision::bf16
+                                                                  : agf::ops::cpu::MatmulPrecision::f32);
   if (sizes.empty() && !model_shapes) {
     sizes = gpu ? std::vector<int64_t>{1024, 2048, 4096, 8192} : std::vector<int64_t>{256, 512, 1024, 2048};
   }
@@ -72,7 +103,9 @@ void bench_matmul(std::vector<int64_t> sizes, bool model_shapes, int repeats, co
     fmt::print("matmul {} on {} (cuBLAS, best of {})\n", dtype_name, device.name(), repeats);
   } else {
     fmt::print("matmul {} with {} threads, {} (best of {})\n", dtype_name, omp_get_max_threads(),
-               agf::ops::cpu::gemm_library(), repeats);
+               bf16 ? "bf16 operands, f32 sums, kernel " + agf::ops::cpu::bf16_kernel_name(agf::ops::cpu::bf16_kernel())
+                    : agf::ops::cpu::gemm_library(),
+               repeats);
   }
   fmt::print("{:<12} {:>5} {:>5} {:>5} {:>6}  {:>10}  {:>10}\n", "product", "m", "k", "n", "layout", "ms",
              gpu ? "TFLOP/s" : "GFLOP/s");
@@ -99,20 +132,22 @@ void bench_matmul(std::vector<int64_t> sizes, bool model_shapes, int repeats, co
 }
 
 const agf::cli::BenchRegistration registration{"matmul", "throughput of matrix products (square, or the model's)", [](CLI::App& command) {
-  auto sizes = std::make_shared<std::vector<int64_t>>();
-  auto repeats = std::make_shared<int>(5);
-  auto dtype = std::make_shared<std::string>("f32");
-  auto device = std::make_shared<std::string>("cpu");
-  auto model_shapes = std::make_shared<bool>(false);
-  command.add_option("--sizes", *sizes, "Matrix sizes n (n×n @ n×n); default 256..2048 on cpu, 1024..8192 on cuda");
-  command.add_flag("--model-shapes", *model_shapes,
+  auto flags = std::make_shared<BenchMatmulFlags>();
+  command.add_option("--sizes", flags->sizes, "Matrix sizes n (n×n @ n×n); default 256..2048 on cpu, 1024..8192 on cuda");
+  command.add_flag("--model-shapes", flags->model_shapes,
                    "Also (or, without --sizes, only) the products of a cpu-small training step, transposed forms included");
-  command.add_option("--repeats", *repeats, "Timed repetitions per size (the best is reported)")
+  command.add_option("--repeats", flags->repeats, "Timed repetitions per size (the best is reported)")
       ->capture_default_str()
       ->check(agf::cli::positive_number());
-  command.add_option("--dtype", *dtype, "f32 or f64 (cpu); f32, f64, f16 or bf16 (cuda)")->capture_default_str();
-  command.add_option("--device", *device, "cpu, cuda or cuda:N")->capture_default_str();
-  command.callback([=] { bench_matmul(*sizes, *model_shapes, *repeats, *dtype, *device); });
+  command.add_option("--dtype", flags->dtype, "f32 or f64 (cpu); f32, f64, f16 or bf16 (cuda)")->capture_default_str();
+  command.add_option("--device", flags->device, "cpu, cuda or cuda:N")->capture_default_str();
+  command.add_option("--precision", flags->precision, "fp32, or bf16: f32 products with bf16 operands on the CPU "
+                     "(needs AVX512-BF16)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+  command.add_flag("--portable-bf16", flags->portable_bf16, "With --precision bf16: the portable kernel, on any "
+                   "processor (slow: it checks the path, it is not a speed)");
+  command.callback([flags] { bench_matmul(*flags); });
 }};
 
 }  // namespace

@@ -3,6 +3,8 @@
 // the same workload as tools/bench/torch_peer.py bench, so the two can be compared in one run.
 // On a GPU (--device cuda, --precision bf16|fp16) it also prints the model FLOP utilisation: the step's
 // model FLOPs (nn/transformer_flops.h) per second against --peak-tflops (790: cuBLAS bf16 on an H200).
+// On the CPU, --precision bf16 runs the matrix products with bf16 operands (ops/cpu/gemm_bf16.h) where the
+// processor has bf16 arithmetic, naming the kernel; elsewhere it is refused.
 #include <fmt/core.h>
 #include <omp.h>
 
@@ -14,6 +16,8 @@
 #include "data/bpe_model.h"
 #include "nn/transformer.h"
 #include "nn/transformer_flops.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "tools/agf/bench_timing.h"
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
@@ -55,8 +59,10 @@ StepTiming time_steps(const agf::nn::TransformerConfig& config, const BenchTrain
   agf::nn::Transformer model(config, 1);
   model.to(device);
   model.train();
-  agf::train::MixedPrecisionOptimizer optimizer(
-      model.named_parameters(), agf::train::mixed_precision_options(agf::train::parse_precision(flags.precision)));
+  const agf::train::Precision precision = agf::train::parse_precision(flags.precision);
+  agf::train::MixedPrecisionOptimizer optimizer(model.named_parameters(),
+                                                agf::train::mixed_precision_options(precision, device));
+  const agf::ops::cpu::ScopedMatmulPrecision products(agf::train::cpu_matmul_precision(precision, device));
   agf::nn::DropoutStream dropout(7);
   const agf::Tensor source = random_ids(flags.batch, flags.length, flags.vocabulary, 1).to(device);
   const agf::Tensor target_in = random_ids(flags.batch, flags.length, flags.vocabulary, 2).to(device);
@@ -100,12 +106,17 @@ void bench_train(BenchTrainFlags flags) {
   if (flags.schemes.empty()) flags.schemes = {flags.model.pos + (flags.model.pcmv ? "+pcmv" : "")};
   const agf::Device device = agf::train::usable_device(flags.device);
   const agf::train::Precision precision = agf::train::parse_precision(flags.precision);
-  AGF_CHECK(precision == agf::train::Precision::fp32 || device.is_cuda(),
-            "bench train: --precision {} needs --device cuda (the CPU kernels compute in f32/f64)", flags.precision);
+  agf::train::check_precision_usable(precision, device, "bench train");
   fmt::print("training steps: {} preset, batch {} × {} tokens each side, vocabulary {}, {}, {}, mean of {} steps\n",
              flags.model.preset, flags.batch, flags.length, flags.vocabulary,
              device.is_cpu() ? fmt::format("{} threads", omp_get_max_threads()) : device.name(), flags.precision,
              flags.steps);
+  if (device.is_cpu()) {
+    const bool bf16 = agf::train::cpu_matmul_precision(precision, device) == agf::ops::cpu::MatmulPrecision::bf16;
+    fmt::print("matrix products: {}\n", bf16 ? "bf16 operands, f32 sums, kernel " +
+                                                   agf::ops::cpu::bf16_kernel_name(agf::ops::cpu::bf16_kernel())
+                                             : "f32, " + agf::ops::cpu::gemm_library());
+  }
   fmt::print("{:<18} {:>14} {:>10} {:>10} {:>8} {:>19}\n", "scheme", "target tok/s", "ms/step", "TFLOP/s",
              fmt::format("MFU@{:g}", flags.peak_tflops), "loss first → last");
   for (const std::string& label : flags.schemes) {
@@ -137,7 +148,7 @@ const agf::cli::BenchRegistration registration{"train", "Target tokens/s of full
   command.add_option("--vocab", flags->vocabulary, "Vocabulary size")->capture_default_str()->check(agf::cli::number_between(5, 1 << 20));
   command.add_option("--steps", flags->steps, "Timed steps (after one warm-up)")->capture_default_str()->check(agf::cli::positive_number());
   command.add_option("--device", flags->device, "cpu or cuda[:N]")->capture_default_str();
-  command.add_option("--precision", flags->precision, "fp32, or fp16/bf16 compute with f32 masters (GPU)")->capture_default_str();
+  command.add_option("--precision", flags->precision, "fp32; bf16 (GPU, or a CPU with AVX512-BF16); fp16 (GPU)")->capture_default_str();
   command.add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
       ->capture_default_str()
       ->check(agf::cli::positive_number());

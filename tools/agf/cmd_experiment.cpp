@@ -40,7 +40,8 @@ const agf::cli::Registration registration{"experiment", "Run a grid of trainings
   paper->add_option("--schemes", flags->options.schemes, "Scheme labels instead of the paper's grid (e.g. vanilla agf-m+pcmv)");
   paper->add_option("--threads", flags->threads, "CPU threads (default: all)")->check(agf::cli::non_negative_number());
   paper->add_option("--device", flags->device, "Where every run trains: cpu, cuda or cuda:N")->capture_default_str();
-  paper->add_option("--precision", flags->precision, "fp32, or fp16/bf16 with f32 master weights (needs --device cuda)")->capture_default_str();
+  paper->add_option("--precision", flags->precision, "fp32; fp16/bf16 with f32 master weights (--device "
+                    "cuda); bf16 on a CPU with AVX512-BF16 (docs/mixed-precision.md)")->capture_default_str();
   paper->callback([flags] {
     if (flags->threads > 0) omp_set_num_threads(flags->threads);
     flags->options.base.device = agf::train::parse_device(flags->device);

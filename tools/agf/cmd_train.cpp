@@ -48,8 +48,9 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
     command.add_flag("--quiet", o.quiet, "No progress output");
     command.add_option("--threads", flags->threads, "CPU threads (default: all)")->check(agf::cli::non_negative_number());
     command.add_option("--device", flags->device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
-    command.add_option("--precision", flags->precision, "fp32, or fp16/bf16 compute with f32 master weights (needs "
-                       "--device cuda; docs/mixed-precision.md)")->capture_default_str();
+    command.add_option("--precision", flags->precision, "fp32; fp16 or bf16 compute with f32 master weights "
+                       "(--device cuda); bf16 on the CPU: bf16 matrix products, needs AVX512-BF16 "
+                       "(docs/mixed-precision.md)")->capture_default_str();
     command.footer("Checkpoints are written at each validation, every --save-every steps, once --save-every-minutes have\n"
                    "passed since the last one, at the end, and on SIGINT or SIGTERM. Each goes to a .tmp file, is fsynced\n"
                    "and renamed into place: whatever stops the run (SIGKILL, a power cut, a full disk), even mid-write,\n"

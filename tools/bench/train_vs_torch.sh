@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Training-step throughput, agf against current PyTorch from PyPI (tools/bench/torch_venv.sh) on the identical
 # model and batch — cpu-small, 64 sentences × 24 tokens each side, vocabulary 8,000, 2 threads — in one run:
-# agf f32 against PyTorch f32, and agf bf16 against PyTorch's bf16 autocast (agf has no CPU bf16 yet: its cells
-# say "refused", and the row is run only on a processor with bf16 arithmetic). Rounds alternate agf and PyTorch
-# so that both see the same machine; each cell is the median of the rounds, with the range beside it.
+# agf f32 against PyTorch f32, and agf bf16 (`agf bench train --precision bf16`: bf16 operands in every matrix
+# product, ops/cpu/gemm_bf16.h) against PyTorch's bf16 autocast — the bf16 rows only on a processor with bf16
+# arithmetic; agf's kernel needs AVX512-BF16 and says "refused" (the cells show why) without it. Rounds
+# alternate agf and PyTorch so that both see the same machine; each cell is the median of the rounds, with the
+# range beside it; agf/torch is the ratio of the medians, and with both precisions each engine's bf16/fp32.
 #   tools/bench/train_vs_torch.sh [SCHEME ...]      default: sinusoidal agf-m+pcmv agf-f+pcmv
 # Environment: AGF_THREADS (2), AGF_BENCH_ROUNDS (3), AGF_BENCH_STEPS (5 timed steps after a warm-up),
 # AGF_TORCH_PYTHON (an interpreter with torch, instead of the cached virtual environment).
@@ -25,6 +27,7 @@ trap 'rm -f "$results"' EXIT
 agf_run() {  # agf_run PRECISION
   local output
   if output="$("$agf" bench train --preset cpu-small --precision "$1" --steps "$steps" --schemes "${schemes[@]}" 2>&1)"; then
+    grep -m 1 "^matrix products:" <<<"$output" | sed "s/^/agf $1 /" >&2 || true  # the GEMM or bf16 kernel used
     for label in "${schemes[@]}"; do
       awk -v label="$label" -v precision="$1" '$1 == label { print "agf", precision, label, $2 }' <<<"$output"
     done
@@ -79,5 +82,18 @@ awk -v order="${schemes[*]}" -v measured="${precisions[*]}" "$(cat "$root/tools/
         printf "%-18s %22s %22s %10s\n", labels[i], cell(a), cell(t), ratio
       }
       if (("agf " precision) in refused) printf "agf %s: %s\n", precision, refused["agf " precision]
+    }
+    if (count == 2) {  # fp32 and bf16: what bf16 gains within each engine
+      printf "\nbf16 / fp32, ratio of the medians\n"
+      printf "%-18s %10s %10s\n", "scheme", "agf", "PyTorch"
+      for (i = 1; i <= n; ++i) {
+        line = sprintf("%-18s", labels[i])
+        split("agf torch", engines, " ")
+        for (e = 1; e <= 2; ++e) {
+          f = rates[engines[e] " fp32 " labels[i]]; b = rates[engines[e] " bf16 " labels[i]]
+          line = line sprintf(" %10s", (f != "" && b != "") ? sprintf("%.2f", median(b) / median(f)) : "-")
+        }
+        print line
+      }
     }
   }' "$results"

@@ -1,0 +1,237 @@
+// ops/cpu/gemm_bf16.h: packing, blocking, threads and the choice of tile kernel (ops/cpu/bf16_tile.h).
+//
+// Loops, outermost first (the usual order of a packed GEMM):
+//   columns of C in blocks of kColumnBlock        B's block: kDepthBlock × kColumnBlock bf16, shared by the threads
+//     k in blocks of kDepthBlock                  B's block packed by all threads together (an OpenMP for)
+//       rows of C in blocks of `row_block`        A's block: row_block × kDepthBlock, packed by the thread using it
+//         tile columns (kBf16TileCols)            one panel of B: kDepthBlock × 32 bf16 = 16 KiB, stays in L1
+//           tile rows (kBf16TileRows)             the tile kernel; partial tiles go through a small buffer
+// The first k block writes C, the later ones add to it (accumulate): an f32 store and reload, no rounding.
+#include "ops/cpu/gemm_bf16.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "ops/cpu/bf16_tile.h"
+
+namespace agf::ops::cpu {
+
+namespace {
+
+constexpr int64_t R = kBf16TileRows, N = kBf16TileCols;
+// k per block (even): B's panel of 128 pairs × 32 words = 16 KiB and A's of 128 × 14 words = 7 KiB share L1.
+constexpr int64_t kDepthBlock = 256;
+// Rows per block of A at most: 336 × 256 bf16 = 168 KiB, within L2 (1 MiB on Zen 4, 2 MiB on Sapphire Rapids).
+constexpr int64_t kMaxRowBlock = 24 * R;
+// Columns per block of B: 256 × 2048 bf16 = 1 MiB, read by both threads from L2/L3.
+constexpr int64_t kColumnBlock = 64 * N;
+// Products with fewer multiply-adds run on one thread: 2^21 take about 40 µs on one core at the AVX-512 kernel's
+// rate (≈ 50·10⁹ multiply-adds/s), and a parallel region with its barriers costs several µs — far more when
+// another process holds a core and a thread waits at each barrier for one that is not running.
+constexpr int64_t kParallelMultiplyAdds = int64_t(1) << 21;
+
+std::atomic<int> forced_portable{0};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// bf16(x) as the tile kernels read it: rounded to nearest even (core/half.h, the one home of that rounding),
+// then a subnormal (exponent bits 0, mantissa not) made a zero of the same sign, as vdpbf16ps treats it.
+inline uint32_t packed_bf16(float x) {
+  const uint32_t bits = BFloat16::from_float(x);
+  return (bits & 0x7f80u) == 0 ? bits & 0x8000u : bits;
+}
+
+inline uint32_t pair_word(float even, float odd) { return packed_bf16(even) | packed_bf16(odd) << 16; }
+
+// One panel (bf16_tile.h): `width` lanes (A's rows or B's columns) × ceil(depth/2) pairs, lane l of pair p at
+// words[p·width + l]; element (lane l, k) of the source at origin[l·lane_stride + k·k_stride], one of the two
+// strides 1 (GemmMatrix reads a row- or a column-major matrix). Lanes from `lanes` on are zeros, and so is
+// the upper half of the last pair for an odd depth. The loop runs along the unit stride, so reads are
+// contiguous (and vectorize).
+void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width,
+                int64_t depth, uint32_t* words) {
+  const int64_t pairs = ceil_div(depth, 2), whole = depth / 2;
+  if (lanes < width) std::fill(words, words + pairs * width, 0u);
+  if (k_stride == 1) {  // each lane's k contiguous: a lane's pairs are adjacent floats
+    for (int64_t l = 0; l < lanes; ++l) {
+      const float* x = origin + l * lane_stride;
+      for (int64_t p = 0; p < whole; ++p) words[p * width + l] = pair_word(x[2 * p], x[2 * p + 1]);
+      if (whole < pairs) words[whole * width + l] = pair_word(x[2 * whole], 0.0f);
+    }
+  } else {  // the lanes contiguous: a pair is two runs along the lanes, k_stride apart
+    for (int64_t p = 0; p < pairs; ++p) {
+      const float* even = origin + 2 * p * k_stride;
+      const float* odd = even + k_stride;
+      uint32_t* row = words + p * width;
+      if (p < whole) {
+        for (int64_t l = 0; l < lanes; ++l) row[l] = pair_word(even[l * lane_stride], odd[l * lane_stride]);
+      } else {
+        for (int64_t l = 0; l < lanes; ++l) row[l] = pair_word(even[l * lane_stride], 0.0f);
+      }
+    }
+  }
+}
+
+// A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R lanes.
+void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, uint32_t* out) {
+  const int64_t pairs = ceil_div(depth, 2);
+  const int64_t row_stride = a.column_major ? 1 : a.ld, k_stride = a.column_major ? a.ld : 1;
+  for (int64_t panel = 0; panel < ceil_div(rows, R); ++panel) {
+    const int64_t first = row0 + panel * R;
+    pack_panel(a.data + first * row_stride + k0 * k_stride, row_stride, k_stride, std::min(R, rows - panel * R), R,
+               depth, out + panel * pairs * R);
+  }
+}
+
+// B[k0 .. k0+depth, col0 .. col0+cols), cols <= N, as one panel of N lanes.
+void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t col0, int64_t cols, uint32_t* words) {
+  const int64_t k_stride = b.column_major ? 1 : b.ld, col_stride = b.column_major ? b.ld : 1;
+  pack_panel(b.data + k0 * k_stride + col0 * col_stride, col_stride, k_stride, cols, N, depth, words);
+}
+
+// C[0 .. rows, panel_begin·N .. min(panel_end·N, cols)) from a packed block of A (rows × depth) and the
+// panels [panel_begin, panel_end) of a packed block of B; c points at the block's element (0, 0).
+void multiply_block(Bf16TileKernel tile, int64_t pairs, const uint32_t* a_block, int64_t rows, const uint32_t* b_block,
+                    int64_t panel_begin, int64_t panel_end, int64_t cols, float* c, int64_t ldc, bool accumulate) {
+  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
+    const uint32_t* b_panel = b_block + panel * pairs * N;
+    const int64_t width = std::min(N, cols - panel * N);
+    for (int64_t row_tile = 0; row_tile < ceil_div(rows, R); ++row_tile) {
+      const uint32_t* a_panel = a_block + row_tile * pairs * R;
+      const int64_t height = std::min(R, rows - row_tile * R);
+      float* out = c + row_tile * R * ldc + panel * N;
+      if (height == R && width == N) {
+        tile(pairs, a_panel, b_panel, out, ldc, accumulate);
+        continue;
+      }
+      // A partial tile: computed whole in a buffer (the panels' padding is zeros), its valid part copied.
+      float edge[R * N];
+      if (accumulate) {
+        std::fill(edge, edge + R * N, 0.0f);
+        for (int64_t i = 0; i < height; ++i) std::memcpy(edge + i * N, out + i * ldc, sizeof(float) * width);
+      }
+      tile(pairs, a_panel, b_panel, edge, N, accumulate);
+      for (int64_t i = 0; i < height; ++i) std::memcpy(out + i * ldc, edge + i * N, sizeof(float) * width);
+    }
+  }
+}
+
+// A 64-byte aligned array of words that only grows: each thread keeps one for A and the calling thread one for
+// B, so products after the first allocate nothing.
+class WordBuffer {
+ public:
+  uint32_t* reserve(int64_t words) {
+    if (words > capacity_) {
+      data_.reset(static_cast<uint32_t*>(::operator new(sizeof(uint32_t) * words, std::align_val_t{64})));
+      capacity_ = words;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(uint32_t* p) const { ::operator delete(p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<uint32_t, Free> data_;
+  int64_t capacity_ = 0;
+};
+
+}  // namespace
+
+bool bf16_avx512_supported() {
+#if defined(__x86_64__)
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+Bf16Kernel bf16_kernel() {
+  if (forced_portable.load() > 0) return Bf16Kernel::portable;
+  return bf16_avx512_supported() ? Bf16Kernel::avx512bf16 : Bf16Kernel::none;
+}
+
+std::string bf16_kernel_name(Bf16Kernel kernel) {
+  switch (kernel) {
+    case Bf16Kernel::avx512bf16: return "avx512bf16 (vdpbf16ps, 14×32 tiles)";
+    case Bf16Kernel::portable: return "portable (plain C++, slow: for tests)";
+    case Bf16Kernel::none: return "none";
+  }
+  return "?";
+}
+
+std::string bf16_unavailable_reason() {
+  if (bf16_kernel() != Bf16Kernel::none) return "";
+  return "this processor has no AVX512-BF16 (vdpbf16ps) that the OS enables, the bf16 arithmetic agf's CPU kernel "
+         "needs";
+}
+
+ForcePortableBf16Kernel::ForcePortableBf16Kernel() { forced_portable.fetch_add(1); }
+ForcePortableBf16Kernel::~ForcePortableBf16Kernel() { forced_portable.fetch_sub(1); }
+
+void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<float> a, GemmMatrix<float> b, float* c,
+               int64_t ldc) {
+  AGF_CHECK(kernel == Bf16Kernel::portable || (kernel == Bf16Kernel::avx512bf16 && bf16_avx512_supported()),
+            "gemm_bf16: the kernel '{}' cannot run on this processor", bf16_kernel_name(kernel));
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  const Bf16TileKernel tile = kernel == Bf16Kernel::avx512bf16 ? bf16_tile_avx512 : bf16_tile_portable;
+  const int threads = !omp_in_parallel() && m * n * k >= kParallelMultiplyAdds ? omp_get_max_threads() : 1;
+  // Rows per block of A: at most kMaxRowBlock, and few enough tiles that every thread gets a block when m allows.
+  const int64_t row_block = R * std::clamp<int64_t>(ceil_div(ceil_div(m, R), threads), 1, kMaxRowBlock / R);
+  const int64_t row_blocks = ceil_div(m, row_block);
+  const int64_t max_pairs = ceil_div(std::min(k, kDepthBlock), 2);
+  thread_local WordBuffer b_buffer;
+  uint32_t* const b_words = b_buffer.reserve(max_pairs * N * ceil_div(std::min(n, kColumnBlock), N));
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    thread_local WordBuffer a_buffer;
+    uint32_t* const a_words = a_buffer.reserve(max_pairs * row_block);
+    const int team = omp_get_num_threads();
+    for (int64_t col0 = 0; col0 < n; col0 += kColumnBlock) {
+      const int64_t cols = std::min(kColumnBlock, n - col0);
+      const int64_t panels = ceil_div(cols, N);
+      // Work items: a block of rows × a share of the panels. The panels are split only when there are fewer
+      // row blocks than threads (few rows, e.g. a short batch); consecutive items share their A block.
+      const int64_t shares = row_blocks >= team ? 1 : std::min<int64_t>(panels, ceil_div(team, row_blocks));
+      for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+        const int64_t depth = std::min(kDepthBlock, k - k0);
+        const int64_t pairs = ceil_div(depth, 2);
+#pragma omp for schedule(static)
+        for (int64_t panel = 0; panel < panels; ++panel) {
+          pack_b_panel(b, k0, depth, col0 + panel * N, std::min(N, cols - panel * N), b_words + panel * pairs * N);
+        }
+        // (the for's barrier: B's block is packed before anyone reads it, and read by all before the next one)
+        int64_t packed = -1;  // the row block now in a_words
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < row_blocks * shares; ++item) {
+          const int64_t block = item / shares, share = item % shares;
+          const int64_t row0 = block * row_block, rows = std::min(row_block, m - row0);
+          if (block != packed) {
+            pack_a(a, row0, rows, k0, depth, a_words);
+            packed = block;
+          }
+          multiply_block(tile, pairs, a_words, rows, b_words, panels * share / shares, panels * (share + 1) / shares,
+                         cols, c + row0 * ldc + col0, ldc, /*accumulate=*/k0 > 0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace agf::ops::cpu
