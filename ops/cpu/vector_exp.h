@@ -1,10 +1,11 @@
 #pragma once
-// The exponentials of softmax-like rows, vectorized: Eigen's packet exp (AVX2/AVX-512 polynomial, within a
-// few ulp of std::exp, tests/ops/test_vector_exp.cpp) instead of a scalar libm call per element, summed in a
-// SIMD accumulator. Used by softmax, log-softmax, cross-entropy and the attention kernel.
+// The exponentials of softmax-like rows, vectorized: Eigen's generic packet exp (a Cody-Waite reduction and a
+// polynomial, within 1 ulp of std::exp, tests/ops/test_vector_exp.cpp) instead of a scalar libm call per
+// element, summed in a SIMD accumulator. Used by softmax, log-softmax, cross-entropy and the attention kernel.
 #include <Eigen/Core>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace agf::ops::cpu {
 
@@ -23,6 +24,18 @@ using ExpPacket = typename Eigen::internal::packet_traits<T>::type;
 template <class T>
 inline constexpr int64_t kExpLanes = Eigen::internal::unpacket_traits<ExpPacket<T>>::size;
 
+// exp of each lane. Eigen 3.4's pexp<Packet16f> (AVX-512) subtracts m·ln 2 with a single f32 constant, so
+// its error grows with |m| to 4 ulp near the f32 underflow bound (x ≈ -87); the generic pexp_float, which
+// AVX2 and SSE builds already use, splits ln 2 in two parts and stays within 1 ulp on every ISA, at about
+// twice the (small) cost. f64 uses the generic pexp_double on every ISA already.
+template <class Packet>
+Packet packet_exp(const Packet& x) {
+  if constexpr (std::is_same_v<typename Eigen::internal::unpacket_traits<Packet>::type, float>)
+    return Eigen::internal::pexp_float(x);
+  else
+    return Eigen::internal::pexp_double(x);
+}
+
 // Calls visit(i, e) for each packet of e = exp(x[i..i+lanes) - shift), with exp(-inf) = 0 exactly: Eigen's
 // packet exp clamps its argument and returns a denormal (≈ 3e-39 in f32) for -inf, so a masked score would
 // get a little probability. The packets are written out with Eigen's packet functions because an Eigen
@@ -38,7 +51,7 @@ void for_each_exp_packet(const T* x, T shift, int64_t length, Visit&& visit) {
   const Packet zero = ei::pset1<Packet>(T(0));
   const auto exp_of = [&](const Packet& value) {
     const Packet shifted = ei::psub(value, shift_packet);
-    return ei::pselect(ei::pcmp_eq(shifted, minus_inf), zero, ei::pexp(shifted));
+    return ei::pselect(ei::pcmp_eq(shifted, minus_inf), zero, packet_exp(shifted));
   };
   int64_t i = 0;
   for (; i + lanes <= length; i += lanes) visit(i, exp_of(ei::ploadu<Packet>(x + i)));
