@@ -25,6 +25,9 @@
 namespace agf::cli {
 
 void use_short_openmp_spin(char** argv) {
+  // Only libgomp reads GOMP_SPINCOUNT: a build on another OpenMP runtime (clang's libomp, as in the sanitizer
+  // build of tools/test.sh) runs with that runtime's own waits, and is not started twice for nothing.
+  if (!AGF_OPENMP_LIBGOMP) return;
   if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
   setenv("GOMP_SPINCOUNT", kShortOpenmpSpin, /*overwrite=*/0);
   execv("/proc/self/exe", argv);  // returns only when it failed
