@@ -10,8 +10,9 @@
 #   AGF_POS       positional scheme (default agf-m), AGF_PCMV=0 to turn PCM-V off
 #   AGF_PRESET    model size (default cpu-small)
 #   AGF_FRESH=1   delete AGF_RUN_DIR first
-#   AGF_DEVICE    cpu (default) or cuda[:N]; AGF_PRECISION fp32 (default), bf16 (a GPU, or a CPU with
-#                 AVX512-BF16) or fp16 (with a GPU)
+#   AGF_DEVICE    cpu (default) or cuda[:N]
+#   AGF_PRECISION bf16 (the default on a CPU with AVX512-BF16; also on a GPU), fp32 (the default elsewhere)
+#                 or fp16 (with a GPU)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/tools/setup.sh"
@@ -24,7 +25,11 @@ pos="${AGF_POS:-agf-m}"
 pcmv=$([ "${AGF_PCMV:-1}" = "1" ] && echo "--pcmv" || true)
 preset="${AGF_PRESET:-cpu-small}"
 device="${AGF_DEVICE:-cpu}"
-precision="${AGF_PRECISION:-fp32}"
+# bf16 matrix products where the hardware has bf16 arithmetic (docs/mixed-precision.md); agf refuses bf16 on
+# a CPU without it, so there the default stays fp32.
+default_precision=fp32
+if [ "$device" = cpu ] && grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then default_precision=bf16; fi
+precision="${AGF_PRECISION:-$default_precision}"
 corpus="$root/data/corpora/libreoffice-help-en-de"
 [ "${AGF_FRESH:-0}" = "1" ] && rm -rf "$run_dir"
 mkdir -p "$run_dir"
@@ -37,7 +42,7 @@ if [ ! -f "$run_dir/data/train.bin" ]; then
     --bpe "$run_dir/bpe.json" --out "$run_dir/data" --max-length 100
 fi
 
-echo "== training $preset $pos ${pcmv} for up to $minutes minutes ($run_dir/train)"
+echo "== training $preset $pos ${pcmv} in $precision for up to $minutes minutes ($run_dir/train)"
 resume=$([ -d "$run_dir/train/checkpoints" ] && echo "--resume" || true)
 "$agf" train --data "$run_dir/data" --out "$run_dir/train" --preset "$preset" --pos "$pos" $pcmv \
   --max-steps 100000 --max-minutes "$minutes" --max-tokens 4096 --lr 1e-3 --warmup 200 \
