@@ -204,8 +204,13 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
   }
   const Bf16TileKernel tile = kernel == Bf16Kernel::avx512bf16 ? bf16_tile_avx512 : bf16_tile_portable;
   const int threads = !omp_in_parallel() && m * n * k >= kParallelMultiplyAdds ? omp_get_max_threads() : 1;
-  // Rows per block of A: at most kMaxRowBlock, and few enough tiles that every thread gets a block when m allows.
-  const int64_t row_block = R * std::clamp<int64_t>(ceil_div(ceil_div(m, R), threads), 1, kMaxRowBlock / R);
+  // Rows per block of A: at most kMaxRowBlock, in a number of blocks that is a multiple of the threads, as
+  // equal as whole tiles allow, so that the static split gives every thread the same rows to within a block's
+  // rounding. (Blocks of the largest size and a short last one gave m = 1536 five blocks, three for one
+  // thread and two for the other: 1,008 rows against 528.)
+  const int64_t tiles = ceil_div(m, R);
+  const int64_t blocks_per_thread = ceil_div(tiles, threads * (kMaxRowBlock / R));
+  const int64_t row_block = R * ceil_div(tiles, threads * blocks_per_thread);
   const int64_t row_blocks = ceil_div(m, row_block);
   const int64_t max_pairs = ceil_div(std::min(k, kDepthBlock), 2);
   thread_local WordBuffer b_buffer;

@@ -114,7 +114,7 @@ int64_t equal_to_contract(const Product& r) {
 }
 
 // m, n, k: single elements; k odd and even; a tile (14 × 32) exactly and one past it; k across the depth
-// block (256) twice; rows across the 336-row block with 2 threads; columns across the 2048-column block with
+// block (256) twice; rows across several row blocks with 2 threads; columns across the 2048-column block with
 // few rows (the columns then split between threads) and k across blocks; a product that runs 2 threads over
 // several k blocks. (2 threads from 2^21 multiply-adds on: the last three.)
 const std::vector<std::array<int64_t, 3>> kShapes = {{1, 1, 1},     {1, 1, 2},     {2, 3, 1},      {13, 31, 7},
