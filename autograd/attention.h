@@ -6,10 +6,9 @@
 
 namespace agf {
 
-// The learnable positional parameters as Variables; those the scheme lacks stay undefined.
-struct PositionalVariables {
-  Variable G, rho, k, lc2, lc3, t5_table, r1, r2;
-};
+// The learnable positional parameters as Variables (ops::kPositionalParameterTable); those the scheme lacks
+// stay undefined.
+using PositionalVariables = ops::PositionalSet<Variable>;
 
 // q [B, H, Tq, dk], k and v [B, H, Tk, dk] -> o [B, H, Tq, dk]; key_lengths [B] (undefined: no padding).
 Variable attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& key_lengths,

@@ -5,7 +5,7 @@
 #include "autograd/builtin_op_checks.h"
 
 #include <algorithm>
-#include <map>
+#include <utility>
 
 #include "core/random.h"
 #include "ops/attention_positional.h"
@@ -15,18 +15,11 @@ namespace agf {
 using ops::PositionalScheme;
 
 std::vector<std::string> positional_parameter_names(PositionalScheme scheme, bool learnable_k) {
-  switch (scheme) {
-    case PositionalScheme::agf_b: return learnable_k ? std::vector<std::string>{"G", "rho", "k"} : std::vector<std::string>{"G", "rho"};
-    case PositionalScheme::agf_m:
-      return learnable_k ? std::vector<std::string>{"G", "rho", "k", "lc2"} : std::vector<std::string>{"G", "rho", "lc2"};
-    case PositionalScheme::agf_f:
-      return learnable_k ? std::vector<std::string>{"G", "rho", "k", "lc2", "lc3"}
-                         : std::vector<std::string>{"G", "rho", "lc2", "lc3"};
-    case PositionalScheme::t5: return {"t5_table"};
-    case PositionalScheme::kerple_log:
-    case PositionalScheme::kerple_power: return {"r1", "r2"};
-    default: return {};
+  std::vector<std::string> names;
+  for (const ops::PositionalParameterSpec& spec : ops::kPositionalParameterTable) {
+    if (spec.owned_by(scheme) && (!spec.optional || learnable_k)) names.emplace_back(spec.name);
   }
+  return names;
 }
 
 namespace {
@@ -36,13 +29,17 @@ Tensor draw(const Shape& shape, uint64_t seed, double low, double high) {
   return uniform(shape, generator, low, high, DType::f64);
 }
 
-// Each name maps to its PositionalVariables member.
-Variable PositionalVariables::* member_of(const std::string& name) {
-  static const std::map<std::string, Variable PositionalVariables::*> members = {
-      {"G", &PositionalVariables::G},     {"rho", &PositionalVariables::rho},           {"k", &PositionalVariables::k},
-      {"lc2", &PositionalVariables::lc2}, {"lc3", &PositionalVariables::lc3},           {"t5_table", &PositionalVariables::t5_table},
-      {"r1", &PositionalVariables::r1},   {"r2", &PositionalVariables::r2}};
-  return members.at(name);
+// The range each parameter's check values are drawn from: around its initial value and away from where the
+// function is not smooth (rho > 0 and r1, r2 > 0; k near the configured exponent).
+std::pair<double, double> check_range(ops::PositionalParameter id, const AttentionCheckCase& c) {
+  switch (id) {
+    case ops::PositionalParameter::rho: return {0.05, 0.5};
+    case ops::PositionalParameter::k: return {c.options.k - 0.5, c.options.k + 0.5};
+    case ops::PositionalParameter::t5_table: return {-1, 1};
+    case ops::PositionalParameter::r1:
+    case ops::PositionalParameter::r2: return {0.3, 1.5};
+    default: return {0.5, 1.5};  // G, lc2, lc3
+  }
 }
 
 }  // namespace
@@ -54,19 +51,14 @@ std::vector<Tensor> attention_check_inputs(const AttentionCheckCase& c) {
                              draw({B, H, c.keys, dk}, seed + 3, -1, 1)};
   uint64_t next = seed + 10;
   for (const std::string& name : positional_parameter_names(c.options.scheme, c.learnable_k)) {
-    if (name == "G") inputs.push_back(draw({2, H}, next++, 0.5, 1.5));
-    if (name == "rho") {
-      Tensor rho = draw({2, H}, next++, 0.05, 0.5);
-      if (c.negative_rho_before) {  // δ = 0 clamped (rho < 0: LC1 = G there, no rho gradient), δ = 1 not
-        for (int64_t h = 0; h < H; ++h) rho.data<double>()[h] *= -1;
-      }
-      inputs.push_back(rho);
+    const ops::PositionalParameterSpec& spec = ops::positional_parameter(name);
+    const auto [low, high] = check_range(spec.id, c);
+    Tensor value = draw(spec.shape(H, L, dk), next++, low, high);
+    if (spec.id == ops::PositionalParameter::rho && c.negative_rho_before) {
+      // δ = 0 clamped (rho < 0: LC1 = G there, no rho gradient), δ = 1 not
+      for (int64_t h = 0; h < H; ++h) value.data<double>()[h] *= -1;
     }
-    if (name == "k") inputs.push_back(draw({1}, next++, c.options.k - 0.5, c.options.k + 0.5));
-    if (name == "lc2") inputs.push_back(draw({2, H, L}, next++, 0.5, 1.5));
-    if (name == "lc3") inputs.push_back(draw({2, H, L, dk}, next++, 0.5, 1.5));
-    if (name == "t5_table") inputs.push_back(draw({ops::kT5Buckets, H}, next++, -1, 1));
-    if (name == "r1" || name == "r2") inputs.push_back(draw({H}, next++, 0.3, 1.5));
+    inputs.push_back(value);
   }
   return inputs;
 }
@@ -74,7 +66,7 @@ std::vector<Tensor> attention_check_inputs(const AttentionCheckCase& c) {
 Variable attention_check_function(const AttentionCheckCase& c, const std::vector<Variable>& inputs) {
   PositionalVariables positional;
   const std::vector<std::string> names = positional_parameter_names(c.options.scheme, c.learnable_k);
-  for (std::size_t i = 0; i < names.size(); ++i) positional.*member_of(names[i]) = inputs[3 + i];
+  for (std::size_t i = 0; i < names.size(); ++i) positional[ops::positional_parameter(names[i]).id] = inputs[3 + i];
   const Tensor lengths =
       c.key_lengths.empty() ? Tensor() : Tensor::from_vector(c.key_lengths, {c.batch}).to(inputs[0].data().device());
   return attention(inputs[0], inputs[1], inputs[2], lengths, positional, c.options);

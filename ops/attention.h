@@ -42,16 +42,60 @@ bool has_score_bias(PositionalScheme scheme);   // alibi, t5, kerple-log, kerple
 bool is_per_feature(PositionalScheme scheme);   // agf-f: C carries the feature index j (LC3)
 bool is_gravitational(PositionalScheme scheme); // agf-b, agf-m, agf-f: C = LC1 · lc2 · lc3
 
-// The positional parameters an attention module may own; those its scheme lacks stay undefined.
-// Any floating dtype and layout; gradients come back in each parameter's own dtype and shape.
-struct PositionalParameters {
-  Tensor G, rho;   // [2, H]          LC1 amplitude and 1/r, per direction δ and head
-  Tensor k;        // [1]             the LC1 exponent, when learnable (else AttentionOptions::k)
-  Tensor lc2;      // [2, H, L]       agf-m, agf-f
-  Tensor lc3;      // [2, H, L, dk]   agf-f
-  Tensor t5_table; // [32, H]         t5: one bias per (bucket, head), as T5's nn.Embedding(32, H)
-  Tensor r1, r2;   // [H]             kerple-log, kerple-power
+// ---- the positional parameters, described once ----------------------------------------------------------
+// kPositionalParameterTable says, for each parameter an attention module may own, its name, its shape and
+// which schemes own it; the value structs below, autograd's inputs (autograd/attention.cpp), the gradient
+// checks (autograd/attention_checks.cpp), the modules (nn/positional/schemes.cpp) and the op's validation
+// (check_positional_parameters) all read it. H heads, L = AttentionOptions::max_distance, dk the head size.
+//
+//   name      shape           owned by
+//   G, rho    [2, H]          agf-b, agf-m, agf-f   LC1's amplitude and 1/r, per direction δ and head
+//   k         [1]             agf-b, agf-m, agf-f   LC1's exponent, only when learnable (else AttentionOptions::k)
+//   lc2       [2, H, L]       agf-m, agf-f          LC2, per table index i = min(D, L-1)
+//   lc3       [2, H, L, dk]   agf-f                 LC3, per index and feature j
+//   t5_table  [32, H]         t5                    one bias per (bucket, head), as T5's nn.Embedding(32, H)
+//   r1, r2    [H]             kerple-log, -power
+enum class PositionalParameter : uint8_t { G, rho, k, lc2, lc3, t5_table, r1, r2 };
+
+struct PositionalParameterSpec {
+  PositionalParameter id;
+  std::string_view name;                                    // as errors, gradient checks and `agf inspect` say it
+  Shape (*shape)(int64_t heads, int64_t max_distance, int64_t head_dim);
+  bool (*owned_by)(PositionalScheme scheme);
+  bool optional;                                            // absent even where owned (k: when not learnable)
 };
+
+// Every parameter, in the order of PositionalParameter (autograd's inputs 3, 4, ... follow it).
+extern const std::array<PositionalParameterSpec, 8> kPositionalParameterTable;
+
+const PositionalParameterSpec& positional_parameter(PositionalParameter id);
+const PositionalParameterSpec& positional_parameter(std::string_view name);  // error naming the known names
+
+// One value per positional parameter (a Tensor here, a Variable in autograd/attention.h), named as in the
+// table; those the scheme lacks stay empty (undefined).
+template <class Value>
+struct PositionalSet {
+  Value G, rho, k, lc2, lc3, t5_table, r1, r2;
+
+  Value& operator[](PositionalParameter id) {
+    switch (id) {
+      case PositionalParameter::G: return G;
+      case PositionalParameter::rho: return rho;
+      case PositionalParameter::k: return k;
+      case PositionalParameter::lc2: return lc2;
+      case PositionalParameter::lc3: return lc3;
+      case PositionalParameter::t5_table: return t5_table;
+      case PositionalParameter::r1: return r1;
+      case PositionalParameter::r2: break;
+    }
+    return r2;
+  }
+  const Value& operator[](PositionalParameter id) const { return const_cast<PositionalSet&>(*this)[id]; }
+};
+
+// The parameters' values for the op: any floating dtype and layout; gradients come back in each
+// parameter's own dtype and shape.
+using PositionalParameters = PositionalSet<Tensor>;
 
 struct AttentionOptions {
   PositionalScheme scheme = PositionalScheme::none;

@@ -42,6 +42,15 @@ std::shared_ptr<PositionalEncoding> make_positional_encoding(const PositionalCon
   fail("make_positional_encoding: unknown scheme '{}'", config.scheme);
 }
 
+namespace {
+using ops::PositionalParameter;
+
+// A parameter's shape for this module (ops::kPositionalParameterTable).
+Shape shape_of(PositionalParameter id, const PositionalConfig& config) {
+  return ops::positional_parameter(id).shape(config.heads, config.max_distance, config.head_dim);
+}
+}  // namespace
+
 // ---- t5 ------------------------------------------------------------------------------------------------------
 
 T5BiasTable::T5BiasTable(int64_t heads, DType dtype) {
@@ -51,12 +60,12 @@ T5BiasTable::T5BiasTable(int64_t heads, DType dtype) {
 T5RelativeBias::T5RelativeBias(const PositionalConfig& config, DType dtype, const Variable& shared_table)
     : PositionalEncoding(config) {
   if (shared_table.defined()) {
-    AGF_CHECK(shared_table.shape() == Shape({ops::kT5Buckets, config.heads}),
+    AGF_CHECK(shared_table.shape() == shape_of(PositionalParameter::t5_table, config),
               "t5: the shared bias table must be [{}, {}], got {}", ops::kT5Buckets, config.heads,
               shared_table.data().description());
     table_ = shared_table;
   } else {
-    table_ = register_parameter("bias", Tensor::zeros({ops::kT5Buckets, config.heads}, dtype));
+    table_ = register_parameter("bias", Tensor::zeros(shape_of(PositionalParameter::t5_table, config), dtype));
   }
 }
 
@@ -69,13 +78,13 @@ PositionalVariables T5RelativeBias::variables() const {
 // ---- kerple --------------------------------------------------------------------------------------------------
 
 KerpleLog::KerpleLog(const PositionalConfig& config, DType dtype) : PositionalEncoding(config) {
-  r1_ = register_parameter("r1", Tensor::ones({config.heads}, dtype));
-  r2_ = register_parameter("r2", Tensor::ones({config.heads}, dtype));
+  r1_ = register_parameter("r1", Tensor::ones(shape_of(PositionalParameter::r1, config), dtype));
+  r2_ = register_parameter("r2", Tensor::ones(shape_of(PositionalParameter::r2, config), dtype));
 }
 
 KerplePower::KerplePower(const PositionalConfig& config, DType dtype) : PositionalEncoding(config) {
-  r1_ = register_parameter("r1", Tensor::ones({config.heads}, dtype));
-  r2_ = register_parameter("r2", Tensor::ones({config.heads}, dtype));
+  r1_ = register_parameter("r1", Tensor::ones(shape_of(PositionalParameter::r1, config), dtype));
+  r2_ = register_parameter("r2", Tensor::ones(shape_of(PositionalParameter::r2, config), dtype));
 }
 
 PositionalVariables KerpleLog::variables() const {
@@ -94,14 +103,12 @@ PositionalVariables KerplePower::variables() const {
 
 GravitationalCoefficient::GravitationalCoefficient(const PositionalConfig& config, DType dtype)
     : PositionalEncoding(config) {
-  const int64_t H = config.heads, L = config.max_distance;
-  G_ = register_parameter("G", Tensor::ones({2, H}, dtype));
-  rho_ = register_parameter("rho", Tensor::full({2, H}, 1.0 / 24.0, dtype));
-  if (config.learnable_k) k_ = register_parameter("k", Tensor::full({1}, config.k, dtype));
-  if (scheme() != ops::PositionalScheme::agf_b) lc2_ = register_parameter("lc2", Tensor::ones({2, H, L}, dtype));
-  if (scheme() == ops::PositionalScheme::agf_f) {
-    lc3_ = register_parameter("lc3", Tensor::ones({2, H, L, config.head_dim}, dtype));
-  }
+  const auto owns = [&](PositionalParameter id) { return ops::positional_parameter(id).owned_by(scheme()); };
+  G_ = register_parameter("G", Tensor::ones(shape_of(PositionalParameter::G, config), dtype));
+  rho_ = register_parameter("rho", Tensor::full(shape_of(PositionalParameter::rho, config), 1.0 / 24.0, dtype));
+  if (config.learnable_k) k_ = register_parameter("k", Tensor::full(shape_of(PositionalParameter::k, config), config.k, dtype));
+  if (owns(PositionalParameter::lc2)) lc2_ = register_parameter("lc2", Tensor::ones(shape_of(PositionalParameter::lc2, config), dtype));
+  if (owns(PositionalParameter::lc3)) lc3_ = register_parameter("lc3", Tensor::ones(shape_of(PositionalParameter::lc3, config), dtype));
 }
 
 PositionalVariables GravitationalCoefficient::variables() const {

@@ -57,10 +57,41 @@ bool is_gravitational(PositionalScheme scheme) {
 
 namespace {
 bool uses_lc2(PositionalScheme scheme) { return scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f; }
+bool uses_lc3(PositionalScheme scheme) { return scheme == PositionalScheme::agf_f; }
+bool is_t5(PositionalScheme scheme) { return scheme == PositionalScheme::t5; }
 bool is_kerple(PositionalScheme scheme) {
   return scheme == PositionalScheme::kerple_log || scheme == PositionalScheme::kerple_power;
 }
 }  // namespace
+
+// ---- the positional parameters (ops/attention.h) ------------------------------------------------------------
+
+using Spec = PositionalParameterSpec;
+using P = PositionalParameter;
+// Constant-initialized (no static-initialization order to mind): literals and captureless lambdas only.
+constinit const std::array<PositionalParameterSpec, 8> kPositionalParameterTable = {{
+    {P::G, "G", [](int64_t H, int64_t, int64_t) { return Shape{2, H}; }, is_gravitational, false},
+    {P::rho, "rho", [](int64_t H, int64_t, int64_t) { return Shape{2, H}; }, is_gravitational, false},
+    {P::k, "k", [](int64_t, int64_t, int64_t) { return Shape{1}; }, is_gravitational, true},
+    {P::lc2, "lc2", [](int64_t H, int64_t L, int64_t) { return Shape{2, H, L}; }, uses_lc2, false},
+    {P::lc3, "lc3", [](int64_t H, int64_t L, int64_t dk) { return Shape{2, H, L, dk}; }, uses_lc3, false},
+    {P::t5_table, "t5_table", [](int64_t H, int64_t, int64_t) { return Shape{kT5Buckets, H}; }, is_t5, false},
+    {P::r1, "r1", [](int64_t H, int64_t, int64_t) { return Shape{H}; }, is_kerple, false},
+    {P::r2, "r2", [](int64_t H, int64_t, int64_t) { return Shape{H}; }, is_kerple, false},
+}};
+
+const PositionalParameterSpec& positional_parameter(PositionalParameter id) {
+  return kPositionalParameterTable[static_cast<std::size_t>(id)];
+}
+
+const PositionalParameterSpec& positional_parameter(std::string_view name) {
+  std::string known;
+  for (const Spec& spec : kPositionalParameterTable) {
+    if (spec.name == name) return spec;
+    known += (known.empty() ? "" : ", ") + std::string(spec.name);
+  }
+  fail("unknown positional parameter '{}' (known: {})", name, known);
+}
 
 // ---- fixed functions of the baselines ---------------------------------------------------------------------
 
@@ -100,7 +131,7 @@ void check_positional_parameters(const PositionalParameters& p, const AttentionO
   AGF_CHECK(L >= 1, "attention ({}): max distance L must be >= 1, got {}", name, L);
   AGF_CHECK(!options.pcmv || has_coefficient(scheme),
             "attention: PCM-V applies to the coefficient schemes (agf-b, agf-m, agf-f, alibi-mult), not to '{}'", name);
-  auto expect = [&](const Tensor& t, bool wanted, const char* what, const Shape& expected) {
+  auto expect = [&](const Tensor& t, bool wanted, std::string_view what, const Shape& expected) {
     if (!wanted) {
       AGF_CHECK(!t.defined(), "attention ({}): parameter '{}' was given but the scheme has none", name, what);
       return;
@@ -111,14 +142,11 @@ void check_positional_parameters(const PositionalParameters& p, const AttentionO
     AGF_CHECK(t.shape() == expected, "attention ({}): parameter '{}' must be {}, got {}", name, what,
               shape_string(expected), t.description());
   };
-  expect(p.G, is_gravitational(scheme), "G", {2, heads});
-  expect(p.rho, is_gravitational(scheme), "rho", {2, heads});
-  if (p.k.defined()) expect(p.k, is_gravitational(scheme), "k", {1});
-  expect(p.lc2, uses_lc2(scheme), "lc2", {2, heads, L});
-  expect(p.lc3, scheme == PositionalScheme::agf_f, "lc3", {2, heads, L, shape.head_dim});
-  expect(p.t5_table, scheme == PositionalScheme::t5, "t5_table", {kT5Buckets, heads});
-  expect(p.r1, is_kerple(scheme), "r1", {heads});
-  expect(p.r2, is_kerple(scheme), "r2", {heads});
+  for (const Spec& spec : kPositionalParameterTable) {
+    const Tensor& value = p[spec.id];
+    if (spec.optional && !value.defined()) continue;  // k: AttentionOptions::k
+    expect(value, spec.owned_by(scheme), spec.name, spec.shape(heads, L, shape.head_dim));
+  }
 }
 
 namespace {

@@ -27,12 +27,9 @@ std::vector<double> coefficient_table(const agf::nn::PositionalEncoding& encodin
                                       int64_t distances) {
   const agf::PositionalVariables variables = encoding.variables();
   agf::ops::PositionalParameters parameters;
-  auto tensor = [](const agf::Variable& v) { return v.defined() ? v.data() : agf::Tensor(); };
-  parameters.G = tensor(variables.G);
-  parameters.rho = tensor(variables.rho);
-  parameters.k = tensor(variables.k);
-  parameters.lc2 = tensor(variables.lc2);
-  parameters.lc3 = tensor(variables.lc3);
+  for (const agf::ops::PositionalParameterSpec& spec : agf::ops::kPositionalParameterTable) {
+    if (variables[spec.id].defined()) parameters[spec.id] = variables[spec.id].data();
+  }
   agf::ops::AttentionOptions options;
   encoding.configure(options);
   const agf::Tensor table = agf::ops::positional_table_forward(parameters, options, {heads, head_dim, distances});

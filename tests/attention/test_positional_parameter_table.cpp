@@ -1,0 +1,110 @@
+// ops::kPositionalParameterTable (ops/attention.h), the one description of the positional parameters: its
+// rows, its lookups, and that the op's validation and the modules follow it for every scheme.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "autograd/attention_checks.h"
+#include "nn/positional/schemes.h"
+#include "ops/attention_positional.h"
+
+namespace {
+
+using agf::ops::kPositionalParameterTable;
+using agf::ops::PositionalParameter;
+using agf::ops::PositionalParameters;
+using agf::ops::PositionalParameterSpec;
+using agf::ops::PositionalScheme;
+
+constexpr int64_t kHeads = 3, kL = 5, kHeadDim = 4;
+
+// Every parameter the table says `scheme` owns (k included), as ones of the table's shape.
+PositionalParameters owned_parameters(PositionalScheme scheme) {
+  PositionalParameters p;
+  for (const PositionalParameterSpec& spec : kPositionalParameterTable) {
+    if (spec.owned_by(scheme)) p[spec.id] = agf::Tensor::ones(spec.shape(kHeads, kL, kHeadDim), agf::DType::f64);
+  }
+  return p;
+}
+
+void check(const PositionalParameters& p, PositionalScheme scheme) {
+  agf::ops::AttentionOptions options;
+  options.scheme = scheme;
+  options.max_distance = kL;
+  agf::ops::check_positional_parameters(p, options, {kHeads, kHeadDim, 7});
+}
+
+}  // namespace
+
+TEST_CASE("the positional parameter table has each parameter once, in its enum's order, found by name",
+          "[attention][positional]") {
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < kPositionalParameterTable.size(); ++i) {
+    const PositionalParameterSpec& spec = kPositionalParameterTable[i];
+    INFO(spec.name);
+    CHECK(static_cast<std::size_t>(spec.id) == i);
+    CHECK(names.insert(spec.name).second);
+    CHECK(&agf::ops::positional_parameter(spec.name) == &spec);
+    CHECK(&agf::ops::positional_parameter(spec.id) == &spec);
+  }
+  CHECK(names == std::set<std::string_view>{"G", "rho", "k", "lc2", "lc3", "t5_table", "r1", "r2"});
+  CHECK_THROWS_WITH(agf::ops::positional_parameter("lc4"),
+                    Catch::Contains("unknown positional parameter 'lc4'") &&
+                        Catch::Contains("G, rho, k, lc2, lc3, t5_table, r1, r2"));
+  // The shapes of SPEC §3 and §5, and the value structs indexed by the same ids.
+  CHECK(agf::ops::positional_parameter(PositionalParameter::lc3).shape(kHeads, kL, kHeadDim) ==
+        agf::Shape{2, kHeads, kL, kHeadDim});
+  CHECK(agf::ops::positional_parameter(PositionalParameter::t5_table).shape(kHeads, kL, kHeadDim) ==
+        agf::Shape{agf::ops::kT5Buckets, kHeads});
+  PositionalParameters p;
+  p[PositionalParameter::lc2] = agf::Tensor::ones({1});
+  CHECK(p.lc2.defined());
+  CHECK_FALSE(p.lc3.defined());
+}
+
+TEST_CASE("the op accepts exactly the parameters the table gives each scheme, and the modules own them",
+          "[attention][positional]") {
+  for (PositionalScheme scheme : agf::ops::kPositionalSchemes) {
+    const std::string name(agf::ops::scheme_name(scheme));
+    INFO(name);
+    CHECK_NOTHROW(check(owned_parameters(scheme), scheme));
+    for (const PositionalParameterSpec& spec : kPositionalParameterTable) {
+      INFO("parameter " << spec.name);
+      PositionalParameters p = owned_parameters(scheme);
+      if (spec.owned_by(scheme)) {
+        p[spec.id] = agf::Tensor();  // left out
+        if (spec.optional) {
+          CHECK_NOTHROW(check(p, scheme));
+        } else {
+          CHECK_THROWS_WITH(check(p, scheme), Catch::Contains("'" + std::string(spec.name) + "'") &&
+                                                  Catch::Contains("is missing"));
+        }
+        p = owned_parameters(scheme);
+        p[spec.id] = agf::Tensor::ones({7}, agf::DType::f64);  // the wrong shape
+        CHECK_THROWS_WITH(check(p, scheme), Catch::Contains("'" + std::string(spec.name) + "' must be"));
+      } else {
+        p[spec.id] = agf::Tensor::ones(spec.shape(kHeads, kL, kHeadDim), agf::DType::f64);  // one too many
+        CHECK_THROWS_WITH(check(p, scheme), Catch::Contains("'" + std::string(spec.name) + "' was given"));
+      }
+    }
+    // A module of the scheme holds the table's parameters (learnable k included), of the table's shapes.
+    agf::nn::PositionalConfig config;
+    config.scheme = name;
+    config.learnable_k = true;
+    config.max_distance = kL;
+    config.heads = kHeads;
+    config.head_dim = kHeadDim;
+    const auto module = agf::nn::make_positional_encoding(config, agf::DType::f64);
+    const agf::PositionalVariables variables = module->variables();
+    for (const PositionalParameterSpec& spec : kPositionalParameterTable) {
+      INFO("parameter " << spec.name);
+      CHECK(variables[spec.id].defined() == spec.owned_by(scheme));
+      if (variables[spec.id].defined()) CHECK(variables[spec.id].shape() == spec.shape(kHeads, kL, kHeadDim));
+    }
+    CHECK(agf::positional_parameter_names(scheme, true).size() ==
+          static_cast<std::size_t>(std::count_if(kPositionalParameterTable.begin(), kPositionalParameterTable.end(),
+                                                 [&](const PositionalParameterSpec& s) { return s.owned_by(scheme); })));
+  }
+}
