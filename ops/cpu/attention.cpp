@@ -8,7 +8,8 @@
 // sum_over_pairs, and a sweep along the diagonals |m - n| = D for ∂L/∂C). Hot loops allocate nothing: each
 // thread owns its scratch for the whole call.
 //
-// The formulas, with the names used here (P, s, a, a', W, ga, gs, gC), are derived in docs/agf-backprop.md.
+// The formulas, with the names used here (P, s, a, a' (a_prime), W, gW, ga, gs, gP, gT), are derived in
+// docs/agf-backprop.md, whose symbol table these names follow.
 #include <omp.h>
 
 #include <Eigen/Core>
@@ -239,7 +240,7 @@ void sum_over_pairs(int64_t dk, int64_t count, Term term, T* out) {
 // Per-thread scratch of the forward.
 template <class T>
 struct ForwardScratch {
-  std::vector<T> x;           // [M, N]   a' ⊙ C (PCM-V, scalar coefficient)
+  std::vector<T> W;           // [M, N]   W = a' ⊙ C (PCM-V, scalar coefficient)
   std::vector<T> transposed;  // [dk, N]  kᵀ (agf-f)
 };
 
@@ -286,7 +287,7 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
   }
 
   // 2. a' = dropout(a): element (b,h,m,n) of the Philox stream, as ops::dropout_forward on [B,H,M,N]
-  const T* w = a;
+  const T* a_prime = a;
   if (K.dropped) {
     T* dropped = K.dropped + K.head_offset(b, h);
     const float threshold = dropout_threshold(K.options.dropout);
@@ -298,26 +299,26 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
           const uint64_t e = element - first;
           dropped[e] = (dropout_keeps(bits, threshold) ? a[e] : T(0)) * keep_scale;
         });
-    w = dropped;
+    a_prime = dropped;
   }
 
   // 3. o = Σ_n a'·v  (·C with PCM-V)
   MatrixMap<T> O(out + out_layout.offset(b, h), M, dk, Eigen::OuterStride<>(out_layout.row_stride));
   if (!K.options.pcmv) {
-    O.noalias() = ConstMatrixMap<T>(w, M, N, Eigen::OuterStride<>(N)) * V;
+    O.noalias() = ConstMatrixMap<T>(a_prime, M, N, Eigen::OuterStride<>(N)) * V;
   } else if (K.use == TableUse::coefficient) {
-    // X = a' ⊙ C, then o = X·v
+    // W = a' ⊙ C, then o = W·v
     for (int64_t m = 0; m < M; ++m) {
       const int64_t end = K.visible_end(b, m);
-      for (int64_t n = 0; n < end; ++n) S.x[m * N + n] = w[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
-      for (int64_t n = end; n < N; ++n) S.x[m * N + n] = 0;
+      for (int64_t n = 0; n < end; ++n) S.W[m * N + n] = a_prime[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
+      for (int64_t n = end; n < N; ++n) S.W[m * N + n] = 0;
     }
-    O.noalias() = ConstMatrixMap<T>(S.x.data(), M, N, Eigen::OuterStride<>(N)) * V;
+    O.noalias() = ConstMatrixMap<T>(S.W.data(), M, N, Eigen::OuterStride<>(N)) * V;
   } else {
     // agf-f: o[m,j] = Σ_n a'[m,n]·C(δ,h,D,j)·v[n,j]
     for (int64_t m = 0; m < M; ++m) {
       sum_over_pairs<T>(dk, K.visible_end(b, m), [&](int64_t n, T& weight, const T*& c, const T*& y) {
-        weight = w[m * N + n];
+        weight = a_prime[m * N + n];
         c = Kernel<T>::entry(before, after, m, n, width);
         y = v + n * K.v_layout.row_stride;
       }, out + out_layout.offset(b, h) + m * out_layout.row_stride);
@@ -327,8 +328,9 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
 
 // ---- backward of one (b, h) -----------------------------------------------------------------------------------
 
+// Where the backward reads g and writes gq, gk, gv.
 template <class T>
-struct BackwardOutputs {
+struct GradientBuffers {
   const T* grad = nullptr;  // g = ∂L/∂o
   HeadLayout grad_layout{0, 0, 0};
   T *gq = nullptr, *gk = nullptr, *gv = nullptr;
@@ -338,57 +340,60 @@ struct BackwardOutputs {
 // Per-thread scratch of the backward.
 template <class T>
 struct BackwardScratch {
-  std::vector<T> x;          // [M, N]  W = a' ⊙ C (PCM-V, scalar coefficient)
-  std::vector<T> ga;         // [M, N]  ∂L/∂a', then ∂L/∂s, then ∂L/∂P
-  std::vector<T> head_grad;  // [2, distances, width]  ∂L/∂table of this head
+  std::vector<T> W;          // [M, N]  W = a' ⊙ C (PCM-V, scalar coefficient)
+  std::vector<T> g_pairs;    // [M, N]  one buffer for gW (PCM-V), ga, gs and gP in turn, each made in place
+  std::vector<T> gT;         // [2, distances, width]  gT = ∂L/∂T, the positional table's gradient, of this head
   std::vector<T> transposed; // [dk, N]  vᵀ (agf-f with PCM-V)
 };
 
 template <class T>
-void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, int64_t h, BackwardScratch<T>& S) {
+void backward_head(const Kernel<T>& K, const GradientBuffers<T>& buffers, int64_t b, int64_t h, BackwardScratch<T>& S) {
   const int64_t M = K.g.queries, N = K.g.keys, dk = K.g.head_dim, width = K.g.width;
   const T* q = K.q + K.q_layout.offset(b, h);
   const T* k = K.k + K.k_layout.offset(b, h);
   const T* v = K.v + K.v_layout.offset(b, h);
-  const T* g = G.grad + G.grad_layout.offset(b, h);
-  T* gq = G.gq + G.gq_layout.offset(b, h);
-  T* gk = G.gk + G.gk_layout.offset(b, h);
-  T* gv = G.gv + G.gv_layout.offset(b, h);
+  const T* g = buffers.grad + buffers.grad_layout.offset(b, h);
+  T* gq = buffers.gq + buffers.gq_layout.offset(b, h);
+  T* gk = buffers.gk + buffers.gk_layout.offset(b, h);
+  T* gv = buffers.gv + buffers.gv_layout.offset(b, h);
   const ConstMatrixMap<T> Q(q, M, dk, Eigen::OuterStride<>(K.q_layout.row_stride));
   const ConstMatrixMap<T> Kmat(k, N, dk, Eigen::OuterStride<>(K.k_layout.row_stride));
   const ConstMatrixMap<T> V(v, N, dk, Eigen::OuterStride<>(K.v_layout.row_stride));
-  const ConstMatrixMap<T> Gm(g, M, dk, Eigen::OuterStride<>(G.grad_layout.row_stride));
-  MatrixMap<T> GQ(gq, M, dk, Eigen::OuterStride<>(G.gq_layout.row_stride));
-  MatrixMap<T> GK(gk, N, dk, Eigen::OuterStride<>(G.gk_layout.row_stride));
-  MatrixMap<T> GV(gv, N, dk, Eigen::OuterStride<>(G.gv_layout.row_stride));
+  const ConstMatrixMap<T> Gm(g, M, dk, Eigen::OuterStride<>(buffers.grad_layout.row_stride));
+  MatrixMap<T> GQ(gq, M, dk, Eigen::OuterStride<>(buffers.gq_layout.row_stride));
+  MatrixMap<T> GK(gk, N, dk, Eigen::OuterStride<>(buffers.gk_layout.row_stride));
+  MatrixMap<T> GV(gv, N, dk, Eigen::OuterStride<>(buffers.gv_layout.row_stride));
   const T* a = K.weights + K.head_offset(b, h);
-  const T* w = K.dropped ? K.dropped + K.head_offset(b, h) : a;  // a' (= a without dropout)
+  const T* a_prime = K.dropped ? K.dropped + K.head_offset(b, h) : a;  // a' (= a without dropout)
   const T* before = K.before(h);
   const T* after = K.after(h);
-  T* ga = S.ga.data();
+  // gW, ga, gs and gP are one buffer (each step turns one into the next in place), named by the step that made it.
+  T* const ga = S.g_pairs.data();
   MatrixMap<T> GA(ga, M, N, Eigen::OuterStride<>(N));
-  T* gC = S.head_grad.data();  // ∂L/∂table[δ, D, (j)] of this head, indexed by direction_distance_index·width
-  std::fill(S.head_grad.begin(), S.head_grad.end(), T(0));
+  // gT[δ, D, (j)] of this head, indexed by direction_distance_index·width: each pair's gC is added to its entry.
+  T* gT = S.gT.data();
+  std::fill(S.gT.begin(), S.gT.end(), T(0));
 
   // 1. through o = W·v:  ∂L/∂v = Wᵀ·g,  ∂L/∂W = g·vᵀ;  W = a' (plain) or a' ⊙ C (PCM-V)
   if (!K.options.pcmv) {
-    GV.noalias() = ConstMatrixMap<T>(w, M, N, Eigen::OuterStride<>(N)).transpose() * Gm;
-    GA.noalias() = Gm * V.transpose();  // ∂L/∂a'
+    GV.noalias() = ConstMatrixMap<T>(a_prime, M, N, Eigen::OuterStride<>(N)).transpose() * Gm;
+    GA.noalias() = Gm * V.transpose();  // ga = g·vᵀ
   } else if (K.use == TableUse::coefficient) {
-    T* x = S.x.data();
+    T* W = S.W.data();
     for (int64_t m = 0; m < M; ++m) {
       const int64_t end = K.visible_end(b, m);
-      for (int64_t n = 0; n < end; ++n) x[m * N + n] = w[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
-      for (int64_t n = end; n < N; ++n) x[m * N + n] = 0;
+      for (int64_t n = 0; n < end; ++n) W[m * N + n] = a_prime[m * N + n] * *Kernel<T>::entry(before, after, m, n, 1);
+      for (int64_t n = end; n < N; ++n) W[m * N + n] = 0;
     }
-    GV.noalias() = ConstMatrixMap<T>(x, M, N, Eigen::OuterStride<>(N)).transpose() * Gm;
-    GA.noalias() = Gm * V.transpose();  // ∂L/∂W
+    T* const gW = ga;  // the buffer holds gW first
+    GV.noalias() = ConstMatrixMap<T>(W, M, N, Eigen::OuterStride<>(N)).transpose() * Gm;
+    MatrixMap<T>(gW, M, N, Eigen::OuterStride<>(N)).noalias() = Gm * V.transpose();  // gW = g·vᵀ
     for (int64_t m = 0; m < M; ++m) {
       const int64_t end = K.visible_end(b, m);
       for (int64_t n = 0; n < end; ++n) {
         const T c = *Kernel<T>::entry(before, after, m, n, 1);
-        gC[K.direction_distance_index(m, n)] += ga[m * N + n] * w[m * N + n];  // ∂L/∂C += ∂L/∂W · a'
-        ga[m * N + n] *= c;                                                     // ∂L/∂a' = ∂L/∂W · C
+        gT[K.direction_distance_index(m, n)] += gW[m * N + n] * a_prime[m * N + n];  // gC += gW · a'
+        ga[m * N + n] = gW[m * N + n] * c;                                          // ga = gW · C
       }
     }
   } else {
@@ -399,28 +404,29 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
     T* vt = S.transposed.data();
     MatrixMap<T>(vt, dk, N, Eigen::OuterStride<>(N)) = V.transpose();
     for (int64_t m = 0; m < M; ++m) {
-      sum_over_features(g + m * G.grad_layout.row_stride, K.expanded_row(h, 0), K.expanded_stride,
+      sum_over_features(g + m * buffers.grad_layout.row_stride, K.expanded_row(h, 0), K.expanded_stride,
                         K.g.distances - 1 - m, vt, N, dk, K.visible_end(b, m), N, ga + m * N);
     }
     for (int64_t n = 0; n < N; ++n) {
       sum_over_pairs<T>(dk, M, [&](int64_t m, T& weight, const T*& c, const T*& y) {
-        weight = w[m * N + n];
+        weight = a_prime[m * N + n];
         c = Kernel<T>::entry(before, after, m, n, width);
-        y = g + m * G.grad_layout.row_stride;
-      }, gv + n * G.gv_layout.row_stride);
+        y = g + m * buffers.grad_layout.row_stride;
+      }, gv + n * buffers.gv_layout.row_stride);
     }
   }
 
-  // 2. through a' = dropout(a) and a = softmax(s):  ∂L/∂s = a'⊙∂L/∂a' - a·Σ_n a'⊙∂L/∂a'   (masked: 0)
+  // 2. through a' = dropout(a) and a = softmax(s):  gs = a'⊙ga - a·Σ_n a'⊙ga   (masked: 0), in place
+  T* const gs = ga;
   for (int64_t m = 0; m < M; ++m) {
     const int64_t end = K.visible_end(b, m);
-    T* row = ga + m * N;
+    T* gs_row = gs + m * N;  // holds ga's row until it is overwritten
     const T* a_row = a + m * N;
-    const T* w_row = w + m * N;
+    const T* a_prime_row = a_prime + m * N;
     T total = 0;
-    for (int64_t n = 0; n < end; ++n) total += w_row[n] * row[n];
-    for (int64_t n = 0; n < end; ++n) row[n] = w_row[n] * row[n] - a_row[n] * total;
-    for (int64_t n = end; n < N; ++n) row[n] = 0;
+    for (int64_t n = 0; n < end; ++n) total += a_prime_row[n] * gs_row[n];
+    for (int64_t n = 0; n < end; ++n) gs_row[n] = a_prime_row[n] * gs_row[n] - a_row[n] * total;
+    for (int64_t n = end; n < N; ++n) gs_row[n] = 0;
   }
 
   // 3. through the score
@@ -429,17 +435,17 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
     //   ∂L/∂q[m,j] = (1/√dk)·Σ_n gs·C[j]·k[n,j],   ∂L/∂k[n,j] = (1/√dk)·Σ_m gs·C[j]·q[m,j]
     for (int64_t m = 0; m < M; ++m) {
       sum_over_pairs<T>(dk, K.visible_end(b, m), [&](int64_t n, T& weight, const T*& c, const T*& y) {
-        weight = K.scale * ga[m * N + n];
+        weight = K.scale * gs[m * N + n];
         c = Kernel<T>::entry(before, after, m, n, width);
         y = k + n * K.k_layout.row_stride;
-      }, gq + m * G.gq_layout.row_stride);
+      }, gq + m * buffers.gq_layout.row_stride);
     }
     for (int64_t n = 0; n < N; ++n) {
       sum_over_pairs<T>(dk, M, [&](int64_t m, T& weight, const T*& c, const T*& y) {
-        weight = K.scale * ga[m * N + n];
+        weight = K.scale * gs[m * N + n];
         c = Kernel<T>::entry(before, after, m, n, width);
         y = q + m * K.q_layout.row_stride;
-      }, gk + n * G.gk_layout.row_stride);
+      }, gk + n * buffers.gk_layout.row_stride);
     }
     //   ∂L/∂C(δ,D,j) = Σ over the diagonal |m - n| = D of  (1/√dk)·gs·q[m,j]·k[n,j]  (+ a'·g[m,j]·v[n,j] with PCM-V):
     //   along a diagonal C is one row, so each (δ, D) is summed in registers and written once.
@@ -451,11 +457,11 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
         const int64_t first = direction == 0 ? distance : 0;
         const int64_t last = direction == 0 ? std::min(M, N + distance) : std::min(M, N - distance);
         if (first >= last) continue;
-        T* gc = gC + (direction * K.g.distances + distance) * width;
+        T* gT_row = gT + (direction * K.g.distances + distance) * width;
         auto pair = [&](int64_t m, T& score_weight, T& value_weight, int64_t& n) {
           n = direction == 0 ? m - distance : m + distance;
-          score_weight = K.scale * ga[m * N + n];
-          value_weight = pcmv ? w[m * N + n] : T(0);
+          score_weight = K.scale * gs[m * N + n];
+          value_weight = pcmv ? a_prime[m * N + n] : T(0);
         };
         int64_t jb = 0;
         for (; jb + block <= dk; jb += block) {
@@ -466,9 +472,9 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
             pair(m, score_weight, value_weight, n);
             if (score_weight == T(0) && value_weight == T(0)) continue;
             acc.add2(score_weight, q + m * K.q_layout.row_stride + jb, k + n * K.k_layout.row_stride + jb, value_weight,
-                     g + m * G.grad_layout.row_stride + jb, v + n * K.v_layout.row_stride + jb);
+                     g + m * buffers.grad_layout.row_stride + jb, v + n * K.v_layout.row_stride + jb);
           }
-          acc.store(gc + jb);
+          acc.store(gT_row + jb);
         }
         for (int64_t j = jb; j < dk; ++j) {  // the tail features
           T total = 0;
@@ -477,34 +483,35 @@ void backward_head(const Kernel<T>& K, const BackwardOutputs<T>& G, int64_t b, i
             int64_t n;
             pair(m, score_weight, value_weight, n);
             total += score_weight * q[m * K.q_layout.row_stride + j] * k[n * K.k_layout.row_stride + j] +
-                     value_weight * g[m * G.grad_layout.row_stride + j] * v[n * K.v_layout.row_stride + j];
+                     value_weight * g[m * buffers.grad_layout.row_stride + j] * v[n * K.v_layout.row_stride + j];
           }
-          gc[j] = total;
+          gT_row[j] = total;
         }
       }
     }
     return;
   }
   if (K.use == TableUse::coefficient) {
-    // s = P·C:  ∂L/∂C += gs·P,  ∂L/∂P = gs·C
+    // s = P·C:  gC = gs·P,  gP = gs·C (in place)
     const T* p = K.scaled_dot + K.head_offset(b, h);
     for (int64_t m = 0; m < M; ++m) {
       const int64_t end = K.visible_end(b, m);
       for (int64_t n = 0; n < end; ++n) {
-        gC[K.direction_distance_index(m, n)] += ga[m * N + n] * p[m * N + n];
-        ga[m * N + n] *= *Kernel<T>::entry(before, after, m, n, 1);
+        gT[K.direction_distance_index(m, n)] += gs[m * N + n] * p[m * N + n];
+        gs[m * N + n] *= *Kernel<T>::entry(before, after, m, n, 1);
       }
     }
   } else if (K.use == TableUse::bias) {
-    // s = P + bias:  ∂L/∂bias += gs,  ∂L/∂P = gs
+    // s = P + bias:  gC = gs (the bias's gradient),  gP = gs
     for (int64_t m = 0; m < M; ++m) {
       const int64_t end = K.visible_end(b, m);
-      for (int64_t n = 0; n < end; ++n) gC[K.direction_distance_index(m, n)] += ga[m * N + n];
+      for (int64_t n = 0; n < end; ++n) gT[K.direction_distance_index(m, n)] += gs[m * N + n];
     }
   }
-  // P = (1/√dk)·q·kᵀ:  ∂L/∂q = (1/√dk)·∂L/∂P·k,  ∂L/∂k = (1/√dk)·∂L/∂Pᵀ·q
-  GQ.noalias() = K.scale * (GA * Kmat);
-  GK.noalias() = K.scale * (GA.transpose() * Q);
+  // P = (1/√dk)·q·kᵀ:  gq = (1/√dk)·gP·k,  gk = (1/√dk)·gPᵀ·q
+  const ConstMatrixMap<T> GP(gs, M, N, Eigen::OuterStride<>(N));  // the buffer now holds gP
+  GQ.noalias() = K.scale * (GP * Kmat);
+  GK.noalias() = K.scale * (GP.transpose() * Q);
 }
 
 // Threads for a call: one when the work is too small to pay for spawning them.
@@ -599,7 +606,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
 #pragma omp parallel num_threads(threads_for(g))
     {
       ForwardScratch<T> scratch;
-      if (options.pcmv && K.use == TableUse::coefficient) scratch.x.resize(static_cast<std::size_t>(g.queries * g.keys));
+      if (options.pcmv && K.use == TableUse::coefficient) scratch.W.resize(static_cast<std::size_t>(g.queries * g.keys));
       if (K.use == TableUse::feature_coefficient) scratch.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
 #pragma omp for schedule(static)
       for (int64_t bh = 0; bh < g.batch * g.heads; ++bh) {
@@ -644,31 +651,31 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
     K.weights = saved.weights.data<T>();
     K.dropped = saved.dropped_weights.defined() ? saved.dropped_weights.data<T>() : nullptr;
     K.scaled_dot = saved.scaled_dot.defined() ? saved.scaled_dot.data<T>() : nullptr;
-    BackwardOutputs<T> G;
-    G.grad = grad.data<T>();
-    G.grad_layout = HeadLayout(grad);
-    G.gq = gq.data<T>();
-    G.gk = gk.data<T>();
-    G.gv = grads.v.data<T>();
-    G.gq_layout = HeadLayout(gq);
-    G.gk_layout = HeadLayout(gk);
-    G.gv_layout = HeadLayout(grads.v);
+    GradientBuffers<T> buffers;
+    buffers.grad = grad.data<T>();
+    buffers.grad_layout = HeadLayout(grad);
+    buffers.gq = gq.data<T>();
+    buffers.gk = gk.data<T>();
+    buffers.gv = grads.v.data<T>();
+    buffers.gq_layout = HeadLayout(gq);
+    buffers.gk_layout = HeadLayout(gk);
+    buffers.gv_layout = HeadLayout(grads.v);
     const bool has_table = use != TableUse::none;
 #pragma omp parallel num_threads(threads)
     {
       BackwardScratch<T> S;
-      S.ga.resize(static_cast<std::size_t>(g.queries * g.keys));
-      if (options.pcmv && use == TableUse::coefficient) S.x.resize(S.ga.size());
-      S.head_grad.resize(static_cast<std::size_t>(table_entries));
+      S.g_pairs.resize(static_cast<std::size_t>(g.queries * g.keys));
+      if (options.pcmv && use == TableUse::coefficient) S.W.resize(S.g_pairs.size());
+      S.gT.resize(static_cast<std::size_t>(table_entries));
       if (options.pcmv && use == TableUse::feature_coefficient) S.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
       std::vector<double>& table_grad = thread_tables[static_cast<std::size_t>(omp_get_thread_num())];
       if (has_table) table_grad.assign(static_cast<std::size_t>(g.heads * table_entries), 0.0);
 #pragma omp for schedule(static)
       for (int64_t bh = 0; bh < g.batch * g.heads; ++bh) {
         const int64_t b = bh / g.heads, h = bh % g.heads;
-        backward_head(K, G, b, h, S);
+        backward_head(K, buffers, b, h, S);
         if (has_table) {
-          for (int64_t e = 0; e < table_entries; ++e) table_grad[h * table_entries + e] += S.head_grad[e];
+          for (int64_t e = 0; e < table_entries; ++e) table_grad[h * table_entries + e] += S.gT[e];
         }
       }
     }
