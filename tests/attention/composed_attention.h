@@ -2,7 +2,7 @@
 // The attention of SPEC-AGF §3–5 composed from primitive autograd ops (matmul, mul, exp, log, softmax,
 // embedding as a gather, ...), materializing every coefficient tensor — [H, M, N] or [H, M, N, dk] — and,
 // for agf-f, the [B, H, M, N, dk] products. Slow and memory-hungry on purpose: it shares no code with the
-// fused op (ops/cpu/attention.cpp) beyond the primitives, so agreement in values and gradients checks the
+// attention op (ops/cpu/attention.cpp) beyond the primitives, so agreement in values and gradients checks the
 // op's hand-written backward against the chain rule applied by the engine.
 #include <cmath>
 #include <vector>

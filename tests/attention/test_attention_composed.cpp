@@ -1,5 +1,6 @@
-// The fused attention op equals the same computation composed from primitive autograd ops, in values and
-// in the gradients of every input, for every configuration (f64, to 1e-9 relative).
+// The attention op (one graph node with its hand-written backward, ops/cpu/attention.cpp) equals the same
+// computation composed from primitive autograd ops, in values and in the gradients of every input, for every
+// configuration (f64, to 1e-9 relative).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -45,18 +46,18 @@ Evaluation evaluate(F f, const std::vector<Tensor>& inputs) {
   return e;
 }
 
-void check_fused_equals_composed(const AttentionCheckCase& c) {
+void check_op_equals_composed(const AttentionCheckCase& c) {
   const std::vector<Tensor> inputs = agf::attention_check_inputs(c);
-  const Evaluation fused = evaluate([&](const auto& x) { return agf::attention_check_function(c, x); }, inputs);
+  const Evaluation op = evaluate([&](const auto& x) { return agf::attention_check_function(c, x); }, inputs);
   const Evaluation composed = evaluate([&](const auto& x) { return agf::testing::composed_attention(c, x); }, inputs);
-  CHECK(relative_difference(fused.output, composed.output) < 1e-9);
+  CHECK(relative_difference(op.output, composed.output) < 1e-9);
   const std::vector<std::string> names = agf::positional_parameter_names(c.options.scheme, c.learnable_k);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string name = i < 3 ? std::string(1, "qkv"[i]) : names[i - 3];
     INFO("gradient of " << name);
-    REQUIRE(fused.grads[i].defined());
+    REQUIRE(op.grads[i].defined());
     REQUIRE(composed.grads[i].defined());
-    CHECK(relative_difference(fused.grads[i], composed.grads[i]) < 1e-9);
+    CHECK(relative_difference(op.grads[i], composed.grads[i]) < 1e-9);
   }
 }
 
@@ -77,14 +78,14 @@ AttentionCheckCase make_case(PositionalScheme scheme, bool pcmv, bool causal, bo
 
 }  // namespace
 
-TEST_CASE("fused attention equals attention composed from primitive ops, every configuration", "[attention]") {
+TEST_CASE("the attention op equals attention composed from primitive ops, every configuration", "[attention]") {
   for (PositionalScheme scheme : agf::ops::kPositionalSchemes) {
     for (bool pcmv : {false, true}) {
       if (pcmv && !agf::ops::has_coefficient(scheme)) continue;
       for (bool causal : {false, true}) {
         for (bool padded : {false, true}) {
           DYNAMIC_SECTION(agf::attention_check_name(scheme, pcmv, causal) << (padded ? " padded" : "")) {
-            check_fused_equals_composed(make_case(scheme, pcmv, causal, padded));
+            check_op_equals_composed(make_case(scheme, pcmv, causal, padded));
           }
         }
       }
@@ -92,23 +93,23 @@ TEST_CASE("fused attention equals attention composed from primitive ops, every c
   }
 }
 
-TEST_CASE("fused equals composed for cross-attention shapes (Tq != Tk), fixed k, dropout", "[attention]") {
+TEST_CASE("the attention op equals composed attention for cross-attention shapes (Tq != Tk), fixed k, dropout", "[attention]") {
   for (PositionalScheme scheme : agf::ops::kPositionalSchemes) {
     DYNAMIC_SECTION(agf::ops::scheme_name(scheme) << " Tq=3 Tk=7") {
       AttentionCheckCase c = make_case(scheme, agf::ops::has_coefficient(scheme), false, false);
       c.queries = 3;
       c.keys = 7;
       c.key_lengths = {7, 5};
-      check_fused_equals_composed(c);
+      check_op_equals_composed(c);
       c.options.causal = true;
-      check_fused_equals_composed(c);
+      check_op_equals_composed(c);
     }
   }
   SECTION("agf-f with a fixed (not learnable) k = 1.5") {
     AttentionCheckCase c = make_case(PositionalScheme::agf_f, true, false, true);
     c.learnable_k = false;
     c.options.k = 1.5;
-    check_fused_equals_composed(c);
+    check_op_equals_composed(c);
   }
   SECTION("dropout on the weights, with and without PCM-V") {
     for (PositionalScheme scheme : {PositionalScheme::none, PositionalScheme::agf_m, PositionalScheme::agf_f}) {
@@ -116,12 +117,12 @@ TEST_CASE("fused equals composed for cross-attention shapes (Tq != Tk), fixed k,
       c.options.dropout = 0.25;
       c.options.dropout_seed = 11;
       c.options.dropout_offset = 5;
-      check_fused_equals_composed(c);
+      check_op_equals_composed(c);
     }
   }
 }
 
-TEST_CASE("fused equals composed on a size that runs the multi-threaded path", "[attention]") {
+TEST_CASE("the attention op equals composed attention on a size that runs the multi-threaded path", "[attention]") {
   for (PositionalScheme scheme : {PositionalScheme::agf_m, PositionalScheme::agf_f, PositionalScheme::t5}) {
     DYNAMIC_SECTION(agf::ops::scheme_name(scheme)) {
       AttentionCheckCase c = make_case(scheme, agf::ops::has_coefficient(scheme), false, false);
@@ -131,12 +132,12 @@ TEST_CASE("fused equals composed on a size that runs the multi-threaded path", "
       c.head_dim = 8;
       c.options.max_distance = 12;
       c.key_lengths = {24, 13, 1};  // 3·4·24·24·8 >= 2^16 multiply-adds: the threaded path
-      check_fused_equals_composed(c);
+      check_op_equals_composed(c);
     }
   }
 }
 
-TEST_CASE("fused equals composed for agf-f on sizes that fill the vector blocks and leave ragged ends", "[attention]") {
+TEST_CASE("the attention op equals composed attention for agf-f on sizes that fill the vector blocks and leave ragged ends", "[attention]") {
   // f64 blocks are 32 wide: T = 70 keys = 2 blocks + 6, dk = 40 features = 1 block + 8.
   for (bool causal : {false, true}) {
     for (bool pcmv : {false, true}) {
@@ -148,7 +149,7 @@ TEST_CASE("fused equals composed for agf-f on sizes that fill the vector blocks 
         c.head_dim = 40;
         c.options.max_distance = 50;
         c.key_lengths = {70, 45};
-        check_fused_equals_composed(c);
+        check_op_equals_composed(c);
       }
     }
   }
