@@ -92,10 +92,31 @@ void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int6
   }
 }
 
-// A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R lanes.
+// A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R lanes; rows <= kMaxRowBlock.
 void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, uint32_t* out) {
   const int64_t pairs = ceil_div(depth, 2);
   const int64_t row_stride = a.column_major ? 1 : a.ld, k_stride = a.column_major ? a.ld : 1;
+  if (k_stride != 1) {
+    // A's rows contiguous (A column-major, as xᵀ in the weight gradients xᵀ·G): a panel's run along them is
+    // only R = 14 floats, so each pair is rounded for the whole block at once (one vectorized run of `rows`)
+    // and dealt to the panels R words at a time. The same words as pack_panel's.
+    const int64_t panels = ceil_div(rows, R);
+    alignas(64) uint32_t run[kMaxRowBlock];
+    std::fill(run + rows, run + panels * R, 0u);  // the last panel's lanes past A's last row
+    for (int64_t p = 0; p < pairs; ++p) {
+      const float* even = a.data + row0 + (k0 + 2 * p) * k_stride;
+      if (2 * p + 1 < depth) {
+        const float* odd = even + k_stride;
+        for (int64_t r = 0; r < rows; ++r) run[r] = pair_word(even[r], odd[r]);
+      } else {
+        for (int64_t r = 0; r < rows; ++r) run[r] = pair_word(even[r], 0.0f);
+      }
+      for (int64_t panel = 0; panel < panels; ++panel) {
+        std::memcpy(out + (panel * pairs + p) * R, run + panel * R, sizeof(uint32_t) * R);
+      }
+    }
+    return;
+  }
   for (int64_t panel = 0; panel < ceil_div(rows, R); ++panel) {
     const int64_t first = row0 + panel * R;
     pack_panel(a.data + first * row_stride + k0 * k_stride, row_stride, k_stride, std::min(R, rows - panel * R), R,
