@@ -35,11 +35,19 @@ inline constexpr std::array<PositionalScheme, 10> kPositionalSchemes = {
 std::string_view scheme_name(PositionalScheme scheme);  // "agf-m", "kerple-log", ...
 PositionalScheme parse_positional_scheme(std::string_view name);  // the names above; error lists them
 
-// How a scheme enters the score: multiplies it (a coefficient; PCM-V applies), is added to it (a bias),
-// or not at all (none, rope).
-bool has_coefficient(PositionalScheme scheme);  // alibi-mult, agf-b, agf-m, agf-f
-bool has_score_bias(PositionalScheme scheme);   // alibi, t5, kerple-log, kerple-power
-bool is_per_feature(PositionalScheme scheme);   // agf-f: C carries the feature index j (LC3)
+// How a scheme's positional table enters the score, said once (table_use); the predicates below and the GPU
+// kernels' fused::ScoreTerm (ops/attention_fused.h) are read off it.
+enum class TableUse : uint8_t {
+  none,                 // s = P                          none, rope (rope rotates q and k instead)
+  bias,                 // s = P + bias(δ,h,D)            alibi, t5, kerple-log, kerple-power
+  coefficient,          // s = P · C(δ,h,D)               alibi-mult, agf-b, agf-m (PCM-V applies)
+  feature_coefficient,  // s = Σ_j q·k·C(δ,h,D,j) / √dk   agf-f: C carries the feature index j (LC3; PCM-V applies)
+};
+TableUse table_use(PositionalScheme scheme);
+
+bool has_coefficient(PositionalScheme scheme);  // coefficient or feature_coefficient: alibi-mult, agf-b/m/f
+bool has_score_bias(PositionalScheme scheme);   // bias: alibi, t5, kerple-log, kerple-power
+bool is_per_feature(PositionalScheme scheme);   // feature_coefficient: agf-f
 bool is_gravitational(PositionalScheme scheme); // agf-b, agf-m, agf-f: C = LC1 · lc2 · lc3
 
 // ---- the positional parameters, described once ----------------------------------------------------------

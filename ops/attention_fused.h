@@ -53,7 +53,8 @@
 
 namespace agf::ops::fused {
 
-// How the positional table enters the score of the fused schemes.
+// ops::TableUse (ops/attention.h) as the kernels read it, for the schemes whose table is one value per pair
+// (materialized::term_of converts; agf-f's per-feature table goes through other steps).
 enum class ScoreTerm : int {
   none = 0,         // s = P                         none, rope
   bias = 1,         // s = P + bias(δ,h,D)           alibi, t5, kerple-*

@@ -26,10 +26,14 @@ inline Tensor heads_interleaved(int64_t B, int64_t H, int64_t T, int64_t dk, DTy
   return Tensor::empty({B, T, H, dk}, dtype, device).permute({0, 2, 1, 3});
 }
 
+// table_use (ops/attention.h) as the kernels' ScoreTerm; agf-f's table enters through the feature steps.
 inline ScoreTerm term_of(PositionalScheme scheme) {
-  if (is_per_feature(scheme)) return ScoreTerm::none;  // agf-f's table enters through the feature steps
-  if (has_coefficient(scheme)) return ScoreTerm::coefficient;
-  if (has_score_bias(scheme)) return ScoreTerm::bias;
+  switch (table_use(scheme)) {
+    case TableUse::bias: return ScoreTerm::bias;
+    case TableUse::coefficient: return ScoreTerm::coefficient;
+    case TableUse::none:
+    case TableUse::feature_coefficient: break;
+  }
   return ScoreTerm::none;
 }
 

@@ -42,16 +42,6 @@ using ConstMatrixMap = Eigen::Map<const RowMatrix<T>, 0, Eigen::OuterStride<>>;
 template <class T>
 using MatrixMap = Eigen::Map<RowMatrix<T>, 0, Eigen::OuterStride<>>;
 
-// How the positional table enters the score.
-enum class TableUse { none, bias, coefficient, feature_coefficient };
-
-TableUse table_use(PositionalScheme scheme) {
-  if (is_per_feature(scheme)) return TableUse::feature_coefficient;
-  if (has_coefficient(scheme)) return TableUse::coefficient;
-  if (has_score_bias(scheme)) return TableUse::bias;
-  return TableUse::none;
-}
-
 // A [B, H, T, dk] tensor whose last axis has unit stride (a copy only when it has not).
 Tensor unit_stride_rows(const Tensor& t) { return t.strides()[3] == 1 ? t : t.contiguous(); }
 

@@ -39,17 +39,30 @@ PositionalScheme parse_positional_scheme(std::string_view name) {
   fail("unknown positional scheme '{}' (known: {})", name, known);
 }
 
+TableUse table_use(PositionalScheme scheme) {
+  switch (scheme) {
+    case PositionalScheme::none:
+    case PositionalScheme::rope: return TableUse::none;
+    case PositionalScheme::alibi:
+    case PositionalScheme::t5:
+    case PositionalScheme::kerple_log:
+    case PositionalScheme::kerple_power: return TableUse::bias;
+    case PositionalScheme::alibi_mult:
+    case PositionalScheme::agf_b:
+    case PositionalScheme::agf_m: return TableUse::coefficient;
+    case PositionalScheme::agf_f: return TableUse::feature_coefficient;
+  }
+  fail("table_use: unknown positional scheme {}", static_cast<int>(scheme));
+}
+
 bool has_coefficient(PositionalScheme scheme) {
-  return scheme == PositionalScheme::alibi_mult || scheme == PositionalScheme::agf_b ||
-         scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f;
+  const TableUse use = table_use(scheme);
+  return use == TableUse::coefficient || use == TableUse::feature_coefficient;
 }
 
-bool has_score_bias(PositionalScheme scheme) {
-  return scheme == PositionalScheme::alibi || scheme == PositionalScheme::t5 ||
-         scheme == PositionalScheme::kerple_log || scheme == PositionalScheme::kerple_power;
-}
+bool has_score_bias(PositionalScheme scheme) { return table_use(scheme) == TableUse::bias; }
 
-bool is_per_feature(PositionalScheme scheme) { return scheme == PositionalScheme::agf_f; }
+bool is_per_feature(PositionalScheme scheme) { return table_use(scheme) == TableUse::feature_coefficient; }
 
 bool is_gravitational(PositionalScheme scheme) {
   return scheme == PositionalScheme::agf_b || scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f;

@@ -1,8 +1,10 @@
-// ops::kPositionalParameterTable (ops/attention.h), the one description of the positional parameters: its
-// rows, its lookups, and that the op's validation and the modules follow it for every scheme.
+// ops::kPositionalParameterTable and ops::table_use (ops/attention.h), the one description of the positional
+// parameters and of how each scheme enters the score: the table's rows, its lookups, that the op's
+// validation and the modules follow it for every scheme, and that the scheme predicates read table_use.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -106,5 +108,24 @@ TEST_CASE("the op accepts exactly the parameters the table gives each scheme, an
     CHECK(agf::positional_parameter_names(scheme, true).size() ==
           static_cast<std::size_t>(std::count_if(kPositionalParameterTable.begin(), kPositionalParameterTable.end(),
                                                  [&](const PositionalParameterSpec& s) { return s.owned_by(scheme); })));
+  }
+}
+
+TEST_CASE("how each scheme enters the score is said once, and the predicates read it", "[attention][positional]") {
+  using agf::ops::TableUse;
+  const std::map<PositionalScheme, TableUse> expected = {
+      {PositionalScheme::none, TableUse::none},          {PositionalScheme::rope, TableUse::none},
+      {PositionalScheme::alibi, TableUse::bias},         {PositionalScheme::t5, TableUse::bias},
+      {PositionalScheme::kerple_log, TableUse::bias},    {PositionalScheme::kerple_power, TableUse::bias},
+      {PositionalScheme::alibi_mult, TableUse::coefficient}, {PositionalScheme::agf_b, TableUse::coefficient},
+      {PositionalScheme::agf_m, TableUse::coefficient},  {PositionalScheme::agf_f, TableUse::feature_coefficient}};
+  REQUIRE(expected.size() == agf::ops::kPositionalSchemes.size());
+  for (PositionalScheme scheme : agf::ops::kPositionalSchemes) {
+    INFO(agf::ops::scheme_name(scheme));
+    const TableUse use = agf::ops::table_use(scheme);
+    CHECK(use == expected.at(scheme));
+    CHECK(agf::ops::has_coefficient(scheme) == (use == TableUse::coefficient || use == TableUse::feature_coefficient));
+    CHECK(agf::ops::has_score_bias(scheme) == (use == TableUse::bias));
+    CHECK(agf::ops::is_per_feature(scheme) == (use == TableUse::feature_coefficient));
   }
 }
