@@ -50,44 +50,43 @@ inline uint16_t packed_bf16(float x) {
 
 inline uint32_t pair_word(float even, float odd) { return uint32_t(packed_bf16(even)) | uint32_t(packed_bf16(odd)) << 16; }
 
+// words[l] = the pair word of (even[l], odd[l]) for l < count: one contiguous run, which GCC vectorizes.
+// Without `odd` (an odd depth's last pair) the upper halves are zero.
+inline void round_pairs(const float* even, const float* odd, int64_t count, uint32_t* words) {
+  if (odd != nullptr) {
+    for (int64_t l = 0; l < count; ++l) words[l] = pair_word(even[l], odd[l]);
+  } else {
+    for (int64_t l = 0; l < count; ++l) words[l] = pair_word(even[l], 0.0f);
+  }
+}
+
 // One panel (bf16_tile.h): `width` lanes (A's rows or B's columns) × ceil(depth/2) pairs, lane l of pair p at
 // words[p·width + l]; element (lane l, k) of the source at origin[l·lane_stride + k·k_stride], one of the two
-// strides 1 (GemmMatrix reads a row- or a column-major matrix). Lanes from `lanes` on are zeros, and so is
-// the upper half of the last pair for an odd depth. Both cases round contiguous runs of floats, a loop GCC
-// vectorizes (16 floats to 16 bf16 in a few instructions), and only move whole words afterwards.
+// strides 1 (GemmMatrix reads a row- or a column-major matrix); depth <= kDepthBlock. Lanes from `lanes` on
+// are zeros, and so is the upper half of the last pair for an odd depth. Both cases round contiguous runs of
+// floats (vectorized: 16 floats to 16 bf16 in a few instructions) and only move whole words afterwards.
 void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width,
                 int64_t depth, uint32_t* words) {
   const int64_t pairs = ceil_div(depth, 2), whole = depth / 2;
   if (lanes < width) std::fill(words, words + pairs * width, 0u);
   if (k_stride == 1) {
-    // Each lane's k contiguous: the lane's run rounded into `halves`, in chunks of kDepthBlock, where halves
-    // 2p and 2p+1 are the pair's word (little-endian: the even one in the lower half), then the words
-    // dealt to the lane's column of the panel.
-    alignas(64) uint16_t halves[kDepthBlock];
-    static_assert(kDepthBlock % 2 == 0);
+    // Each lane's k contiguous: the lane's run rounded into `halves`, where halves 2p and 2p+1 are pair p's
+    // word (little-endian: the even one in the lower half), then the words dealt to the lane's column.
+    alignas(64) uint16_t halves[kDepthBlock + 1];
     for (int64_t l = 0; l < lanes; ++l) {
       const float* x = origin + l * lane_stride;
-      for (int64_t k0 = 0; k0 < depth; k0 += kDepthBlock) {
-        const int64_t count = std::min(kDepthBlock, depth - k0);
-        for (int64_t i = 0; i < count; ++i) halves[i] = packed_bf16(x[k0 + i]);
-        if (count % 2 != 0) halves[count] = 0;  // an odd depth's last pair: the upper half zero
-        for (int64_t p = 0; p < ceil_div(count, 2); ++p) {
-          uint32_t word;
-          std::memcpy(&word, halves + 2 * p, sizeof word);
-          words[(k0 / 2 + p) * width + l] = word;
-        }
+      for (int64_t i = 0; i < depth; ++i) halves[i] = packed_bf16(x[i]);
+      halves[depth] = 0;  // an odd depth's last pair: the upper half zero
+      for (int64_t p = 0; p < pairs; ++p) {
+        uint32_t word;
+        std::memcpy(&word, halves + 2 * p, sizeof word);
+        words[p * width + l] = word;
       }
     }
   } else {  // the lanes contiguous (lane_stride 1): a pair is two runs along the lanes, k_stride apart
     for (int64_t p = 0; p < pairs; ++p) {
       const float* even = origin + 2 * p * k_stride;
-      const float* odd = even + k_stride;
-      uint32_t* row = words + p * width;
-      if (p < whole) {
-        for (int64_t l = 0; l < lanes; ++l) row[l] = pair_word(even[l], odd[l]);
-      } else {
-        for (int64_t l = 0; l < lanes; ++l) row[l] = pair_word(even[l], 0.0f);
-      }
+      round_pairs(even, p < whole ? even + k_stride : nullptr, lanes, words + p * width);
     }
   }
 }
@@ -98,19 +97,14 @@ void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t
   const int64_t row_stride = a.column_major ? 1 : a.ld, k_stride = a.column_major ? a.ld : 1;
   if (k_stride != 1) {
     // A's rows contiguous (A column-major, as xᵀ in the weight gradients xᵀ·G): a panel's run along them is
-    // only R = 14 floats, so each pair is rounded for the whole block at once (one vectorized run of `rows`)
-    // and dealt to the panels R words at a time. The same words as pack_panel's.
+    // only R = 14 floats, so each pair is rounded for the whole block at once (one run of `rows`) and dealt
+    // to the panels R words at a time. The same words as pack_panel's.
     const int64_t panels = ceil_div(rows, R);
     alignas(64) uint32_t run[kMaxRowBlock];
     std::fill(run + rows, run + panels * R, 0u);  // the last panel's lanes past A's last row
     for (int64_t p = 0; p < pairs; ++p) {
       const float* even = a.data + row0 + (k0 + 2 * p) * k_stride;
-      if (2 * p + 1 < depth) {
-        const float* odd = even + k_stride;
-        for (int64_t r = 0; r < rows; ++r) run[r] = pair_word(even[r], odd[r]);
-      } else {
-        for (int64_t r = 0; r < rows; ++r) run[r] = pair_word(even[r], 0.0f);
-      }
+      round_pairs(even, 2 * p + 1 < depth ? even + k_stride : nullptr, rows, run);
       for (int64_t panel = 0; panel < panels; ++panel) {
         std::memcpy(out + (panel * pairs + p) * R, run + panel * R, sizeof(uint32_t) * R);
       }
