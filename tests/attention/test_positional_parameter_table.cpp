@@ -60,10 +60,20 @@ TEST_CASE("the positional parameter table has each parameter once, in its enum's
         agf::Shape{2, kHeads, kL, kHeadDim});
   CHECK(agf::ops::positional_parameter(PositionalParameter::t5_table).shape(kHeads, kL, kHeadDim) ==
         agf::Shape{agf::ops::kT5Buckets, kHeads});
-  PositionalParameters p;
-  p[PositionalParameter::lc2] = agf::Tensor::ones({1});
-  CHECK(p.lc2.defined());
-  CHECK_FALSE(p.lc3.defined());
+  // operator[] reaches the member of the parameter's name, and only that one (members listed here by hand).
+  const std::map<std::string_view, agf::Tensor PositionalParameters::*> members = {
+      {"G", &PositionalParameters::G},     {"rho", &PositionalParameters::rho},
+      {"k", &PositionalParameters::k},     {"lc2", &PositionalParameters::lc2},
+      {"lc3", &PositionalParameters::lc3}, {"t5_table", &PositionalParameters::t5_table},
+      {"r1", &PositionalParameters::r1},   {"r2", &PositionalParameters::r2}};
+  for (const PositionalParameterSpec& spec : kPositionalParameterTable) {
+    INFO(spec.name);
+    PositionalParameters p;
+    p[spec.id] = agf::Tensor::ones({1});
+    for (const auto& [name, member] : members) CHECK((p.*member).defined() == (name == spec.name));
+    const PositionalParameters& constant = p;
+    CHECK(&constant[spec.id] == &(p.*members.at(spec.name)));
+  }
 }
 
 TEST_CASE("the op accepts exactly the parameters the table gives each scheme, and the modules own them",
