@@ -1,7 +1,9 @@
 #include "train/curve_fit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "core/error.h"
 
@@ -9,8 +11,10 @@ namespace agf::train {
 
 namespace {
 
-// Least squares of y ≈ a - b·x with x = t^(-c); returns the fit and its sum of squared residuals.
-PowerLawFit solve_linear(const std::vector<double>& t, const std::vector<double>& y, double c, double& residual) {
+// Least squares of y ≈ a - b·x with x = t^(-c) and a <= ceiling; returns the fit and its sum of squared
+// residuals. Free: the normal equations. At the ceiling: y - ceiling ≈ -b·x, so b = Σ x·(ceiling - y) / Σ x².
+PowerLawFit solve_linear(const std::vector<double>& t, const std::vector<double>& y, double c, double ceiling,
+                         double& residual) {
   const double n = static_cast<double>(t.size());
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -30,6 +34,11 @@ PowerLawFit solve_linear(const std::vector<double>& t, const std::vector<double>
     fit.a = (sy - slope * sx) / n;
     fit.b = -slope;
   }
+  if (fit.a > ceiling) {
+    fit.a = ceiling;
+    fit.b = sxx > 0 ? (ceiling * sx - sxy) / sxx : 0;
+    fit.at_ceiling = true;
+  }
   residual = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const double e = y[i] - (fit.a - fit.b * std::pow(t[i], -c));
@@ -41,13 +50,13 @@ PowerLawFit solve_linear(const std::vector<double>& t, const std::vector<double>
 
 }  // namespace
 
-PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<double>& accuracy) {
+PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<double>& accuracy, double ceiling) {
   AGF_CHECK(steps.size() == accuracy.size(), "fit_power_law: {} steps but {} accuracies", steps.size(), accuracy.size());
   AGF_CHECK(steps.size() >= 3, "fit_power_law: needs at least 3 points, got {}", steps.size());
   for (double t : steps) AGF_CHECK(t > 0, "fit_power_law: steps must be positive, got {}", t);
   auto residual_at = [&](double c) {
     double residual = 0;
-    solve_linear(steps, accuracy, c, residual);
+    solve_linear(steps, accuracy, c, ceiling, residual);
     return residual;
   };
   // Coarse grid, then golden-section search in the bracket around the best grid point.
@@ -73,9 +82,40 @@ PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<do
     }
   }
   double residual = 0;
-  PowerLawFit fit = solve_linear(steps, accuracy, (low + high) / 2, residual);
-  fit.identified = fit.c > 2 * c_max / grid && fit.c < c_max - 2 * c_max / grid;
+  PowerLawFit fit = solve_linear(steps, accuracy, (low + high) / 2, ceiling, residual);
+  fit.identified = !fit.at_ceiling && fit.c > 2 * c_max / grid && fit.c < c_max - 2 * c_max / grid;
   return fit;
+}
+
+CeilingInterval ceiling_interval(const std::vector<double>& steps, const std::vector<double>& accuracy,
+                                 const PowerLawFit& fit, double ceiling, int resamples, uint64_t seed) {
+  AGF_CHECK(resamples >= 2, "ceiling_interval: needs at least 2 resamples, got {}", resamples);
+  const std::size_t n = steps.size();
+  AGF_CHECK(n >= 3 && accuracy.size() == n, "ceiling_interval: needs at least 3 points and one accuracy per step");
+  std::vector<double> fitted(n), residuals(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    fitted[i] = fit.a - fit.b * std::pow(steps[i], -fit.c);
+    residuals[i] = accuracy[i] - fitted[i];
+  }
+  const std::size_t block = std::min(n, static_cast<std::size_t>(std::ceil(std::cbrt(static_cast<double>(n)))));
+  std::mt19937_64 random(seed);  // the standard fixes its sequence; the modulo below keeps the draws portable
+  std::vector<double> ceilings, resampled(n);
+  ceilings.reserve(static_cast<std::size_t>(resamples));
+  for (int r = 0; r < resamples; ++r) {
+    for (std::size_t i = 0; i < n; i += block) {
+      const std::size_t start = static_cast<std::size_t>(random() % (n - block + 1));
+      for (std::size_t j = 0; j < block && i + j < n; ++j) resampled[i + j] = fitted[i + j] + residuals[start + j];
+    }
+    ceilings.push_back(fit_power_law(steps, resampled, ceiling).a);
+  }
+  std::sort(ceilings.begin(), ceilings.end());
+  auto percentile = [&](double q) {  // linear between order statistics
+    const double position = q * static_cast<double>(ceilings.size() - 1);
+    const std::size_t below = static_cast<std::size_t>(position);
+    const std::size_t above = std::min(below + 1, ceilings.size() - 1);
+    return ceilings[below] + (position - static_cast<double>(below)) * (ceilings[above] - ceilings[below]);
+  };
+  return {percentile(0.025), percentile(0.975)};
 }
 
 }  // namespace agf::train

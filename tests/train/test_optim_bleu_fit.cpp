@@ -111,9 +111,93 @@ TEST_CASE("the learning-curve fit recovers a known power law", "[train][fit]") {
   CHECK(fit.c == Approx(0.45).epsilon(1e-5));
   CHECK(fit.rmse < 1e-8);
   CHECK(fit.identified);
+  CHECK_FALSE(fit.at_ceiling);
   // A curve that is still log-linear has no identifiable ceiling: the fit says so instead of inventing one.
   std::vector<double> log_linear;
   for (double t : steps) log_linear.push_back(5.0 + 2.0 * std::log(t));
   CHECK_FALSE(agf::train::fit_power_law(steps, log_linear).identified);
   CHECK_THROWS_WITH(agf::train::fit_power_law({1, 2}, {1, 2}), Catch::Contains("at least 3 points"));
+}
+
+TEST_CASE("the learning-curve fit holds the ceiling a to at most 100", "[train][fit]") {
+  std::vector<double> steps;
+  for (double t = 100; t <= 5000; t += 100) steps.push_back(t);
+  auto curve = [&](double a, double b, double c) {
+    std::vector<double> y;
+    for (double t : steps) y.push_back(a - b * std::pow(t, -c));
+    return y;
+  };
+  // Just under the bound: fitted freely, exactly.
+  const auto free_fit = agf::train::fit_power_law(steps, curve(99.5, 300.0, 0.6));
+  CHECK_FALSE(free_fit.at_ceiling);
+  CHECK(free_fit.a == Approx(99.5).epsilon(1e-6));
+  // A curve whose own ceiling is 120 (the shape that gave the rope row a = 102 %): a = 100 is imposed, with
+  // the b and c that fit best under it, and the fit says so.
+  const std::vector<double> beyond = curve(120.0, 300.0, 0.3);
+  const auto held = agf::train::fit_power_law(steps, beyond);
+  CHECK(held.at_ceiling);
+  CHECK_FALSE(held.identified);
+  CHECK(held.a == 100.0);
+  CHECK(held.rmse > 0);
+  // Nothing with a = 100 fits better: the imposed fit's b is the least-squares one for its c, and c the best
+  // of a sweep.
+  for (double c = 0.05; c <= 3.0; c += 0.05) {
+    double sxy = 0, sxx = 0;
+    for (double t : steps) sxx += std::pow(t, -2 * c);
+    for (std::size_t i = 0; i < steps.size(); ++i) sxy += std::pow(steps[i], -c) * (100.0 - beyond[i]);
+    const double b = sxy / sxx;
+    double squares = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const double e = beyond[i] - (100.0 - b * std::pow(steps[i], -c));
+      squares += e * e;
+    }
+    CHECK(std::sqrt(squares / steps.size()) >= held.rmse * (1 - 1e-9));
+  }
+  // Another bound (a fraction instead of a percentage).
+  std::vector<double> fraction;
+  for (double y : beyond) fraction.push_back(y / 100);
+  CHECK(agf::train::fit_power_law(steps, fraction, 1.0).a == 1.0);
+}
+
+TEST_CASE("the ceiling's bootstrap interval: a point without noise, around the truth with it, up to the bound",
+          "[train][fit]") {
+  std::vector<double> steps, exact;
+  for (double t = 100; t <= 5000; t += 100) {
+    steps.push_back(t);
+    exact.push_back(71.27 - 40.0 * std::pow(t, -0.45));
+  }
+  const auto exact_fit = agf::train::fit_power_law(steps, exact);
+  const auto point = agf::train::ceiling_interval(steps, exact, exact_fit);
+  CHECK(point.low == Approx(71.27).epsilon(1e-6));
+  CHECK(point.high == Approx(71.27).epsilon(1e-6));
+
+  // 20 noisy copies (uniform noise of ±0.5 points, from a fixed portable generator): each interval holds its
+  // own fit's a, and most hold the true 71.27. A percentile interval of a nonlinear fit covers less than its
+  // nominal 95 % (86 of 100 such copies when measured), so the check asks for 15 of 20.
+  int covered = 0;
+  for (uint64_t copy = 0; copy < 20; ++copy) {
+    uint64_t state = 1000 + copy * 7919;
+    std::vector<double> noisy;
+    for (const double y : exact) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      noisy.push_back(y + (static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5));
+    }
+    const auto fit = agf::train::fit_power_law(steps, noisy);
+    const auto interval = agf::train::ceiling_interval(steps, noisy, fit);
+    CHECK(interval.low <= fit.a);
+    CHECK(fit.a <= interval.high);
+    CHECK(interval.high - interval.low < 10);
+    covered += interval.low <= 71.27 && 71.27 <= interval.high;
+    if (copy == 0) {  // the same seed, the same draws
+      const auto again = agf::train::ceiling_interval(steps, noisy, fit);
+      CHECK(again.low == interval.low);
+      CHECK(again.high == interval.high);
+    }
+  }
+  CHECK(covered >= 15);
+
+  std::vector<double> beyond;
+  for (double t : steps) beyond.push_back(120.0 - 300.0 * std::pow(t, -0.3));
+  CHECK(agf::train::ceiling_interval(steps, beyond, agf::train::fit_power_law(steps, beyond)).high == 100.0);
+  CHECK_THROWS_WITH(agf::train::ceiling_interval(steps, exact, exact_fit, 100, 1), Catch::Contains("2 resamples"));
 }
