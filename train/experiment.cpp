@@ -13,6 +13,7 @@
 #include "data/text_file.h"
 #include "train/atomic_file.h"
 #include "train/curve_fit.h"
+#include "train/mixed_precision.h"
 
 namespace fs = std::filesystem;
 
@@ -55,15 +56,71 @@ RunResult read_run(const fs::path& folder) {
   return result;
 }
 
-// Trains one run to completion (resuming it when a previous attempt was interrupted).
+// What a run's result depends on besides its seed (the folder's name): the model, every agf.config key of
+// it (the scheme included), and the data, budget and optimisation. summary.json keeps it, so that a finished
+// run is reused only by a grid that asks for the same.
+nlohmann::json run_budget(const TrainOptions& options) {
+  nlohmann::json model = nlohmann::json::object();
+  for (const auto& [key, value] : options.model.to_metadata()) model[key] = value;
+  return {{"model", model},
+          {"data", fs::weakly_canonical(options.data_dir).string()},
+          {"max_steps", options.max_steps},
+          {"max_minutes", options.max_minutes},
+          {"max_tokens", options.max_tokens},
+          {"update_freq", options.update_freq},
+          {"lr", options.lr},
+          {"warmup", options.warmup},
+          {"clip_norm", options.clip_norm},
+          {"label_smoothing", options.label_smoothing},
+          {"valid_every", options.valid_every},
+          {"bleu_sentences", options.bleu_sentences},
+          {"device", options.device.is_cpu() ? "cpu" : "cuda"},
+          {"precision", std::string(precision_name(options.precision))}};
+}
+
+// "max_steps: 200 there, 2000 here" for every key where a finished run's budget differs from the grid's.
+std::string budget_differences(const nlohmann::json& stored, const nlohmann::json& wanted) {
+  std::string differences;
+  auto note = [&](const std::string& key, const nlohmann::json* there, const nlohmann::json& here) {
+    differences += fmt::format("{}{}: {} there, {} here", differences.empty() ? "" : "; ", key,
+                               there != nullptr ? there->dump() : "absent", here.dump());
+  };
+  for (const auto& [key, value] : wanted.items()) {
+    if (key == "model") continue;
+    const auto found = stored.find(key);
+    if (found == stored.end() || *found != value) note(key, found == stored.end() ? nullptr : &*found, value);
+  }
+  const nlohmann::json no_model = nlohmann::json::object();
+  const nlohmann::json& stored_model = stored.contains("model") ? stored.at("model") : no_model;
+  for (const auto& [key, value] : wanted.at("model").items()) {
+    const auto found = stored_model.find(key);
+    if (found == stored_model.end() || *found != value) note(key, found == stored_model.end() ? nullptr : &*found, value);
+  }
+  return differences;
+}
+
+// Trains one run to completion (resuming it when a previous attempt was interrupted), or reads it when it
+// finished before with the same budget; a finished run with another budget is an error, never mixed in.
 RunResult run_one(const ExperimentOptions& options, const std::string& label, uint64_t seed) {
   const fs::path folder = run_folder(options.base.out_dir, label, seed);
-  if (fs::exists(folder / "summary.json")) return read_run(folder);
   TrainOptions train_options = options.base;
   train_options.out_dir = folder.string();
   train_options.seed = seed;
   train_options.resume = fs::is_directory(folder / "checkpoints");  // a previous attempt was interrupted
   apply_scheme_label(label, train_options.model);
+  const nlohmann::json budget = run_budget(train_options);
+  if (fs::exists(folder / "summary.json")) {
+    std::ifstream summary_file(folder / "summary.json");
+    const auto summary = nlohmann::json::parse(summary_file, nullptr, /*allow_exceptions=*/false);
+    AGF_CHECK(!summary.is_discarded(), "experiment: {} is not valid JSON", (folder / "summary.json").string());
+    AGF_CHECK(summary.contains("budget"), "experiment: {} finished without a recorded budget (written by an older "
+              "agf), so it cannot be reused safely; move that folder away to train it again",
+              folder.string());
+    const std::string differences = budget_differences(summary.at("budget"), budget);
+    AGF_CHECK(differences.empty(), "experiment: {} finished with another budget than this grid's ({}); use another "
+              "--out, or move that folder away to train it again", folder.string(), differences);
+    return read_run(folder);
+  }
   fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
   const TrainSummary summary = train(train_options);
   AGF_CHECK(!summary.interrupted || options.base.max_minutes > 0, "experiment: {} seed {} was interrupted; run the "
@@ -71,7 +128,7 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
   const nlohmann::json record{{"label", label}, {"seed", seed}, {"token_accuracy", summary.token_accuracy},
                               {"bleu", summary.bleu}, {"valid_loss", summary.valid_loss},
                               {"tokens_per_second", summary.target_tokens_per_second},
-                              {"parameters", summary.parameters}, {"steps", summary.steps}};
+                              {"parameters", summary.parameters}, {"steps", summary.steps}, {"budget", budget}};
   // Its presence marks the run done: written whole or not at all, so that a kill here never leaves a grid
   // that fails to read it.
   AtomicFile summary_file((folder / "summary.json").string());
@@ -159,7 +216,7 @@ std::string run_experiment(const ExperimentOptions& options) {
                       "when the curve is still log-linear and the fit's exponent runs to 0).\n\n",
                       base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup,
                       base.valid_every, base.data_dir);
-  text += "| scheme | seeds | token accuracy % | BLEU | valid loss | parameters | target tokens/s | fit a | fit b | fit c |\n";
+  text += "| scheme | seeds | token accuracy % | BLEU | valid loss | parameters | target tokens/s | fit a [95 % interval] | fit b | fit c |\n";
   text += "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& label : ranked) {
     const auto& runs = results[label];
@@ -182,8 +239,15 @@ std::string run_experiment(const ExperimentOptions& options) {
       }
       if (aligned) {
         const PowerLawFit fit = fit_power_law(steps, mean_curve);
-        fit_columns = fit.identified ? fmt::format("{:.2f} | {:.3g} | {:.3f}", fit.a, fit.b, fit.c)
-                                     : "no ceiling yet (c → 0) | — | —";
+        if (fit.at_ceiling) {  // the free fit's a exceeded 100 %: not a ceiling the data bound
+          fit_columns = fmt::format("none below 100 (held at 100) | {:.3g} | {:.3f}", fit.b, fit.c);
+        } else if (!fit.identified) {
+          fit_columns = "no ceiling yet (c → 0) | — | —";
+        } else {
+          const CeilingInterval interval = ceiling_interval(steps, mean_curve, fit);
+          fit_columns = fmt::format("{:.2f} [{:.2f}, {:.2f}] | {:.3g} | {:.3f}", fit.a, interval.low, interval.high,
+                                    fit.b, fit.c);
+        }
       }
     }
     text += fmt::format("| {} | {} | {} | {} | {} | {} | {:.0f} | {} |\n", label, runs.size(), format_mean(accuracy, 2),

@@ -1,0 +1,82 @@
+// The paper grid's runner (train/experiment.h) reuses a finished run only when its recorded budget equals
+// the grid's: same budget, the run is read back and not trained again; another budget (or none recorded, as
+// older summaries have) is an error that names the run and what differs, never a silent mix of budgets.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/data/scratch_dir.h"
+#include "tests/train/tiny_fixture.h"
+#include "train/experiment.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+agf::train::ExperimentOptions tiny_grid(const std::string& data, const std::string& out) {
+  agf::train::ExperimentOptions options;
+  options.schemes = {"agf-m"};
+  options.seeds = 1;
+  options.best_count = 0;
+  auto& base = options.base;
+  base.data_dir = data;
+  base.out_dir = out;
+  base.model = agf::nn::TransformerConfig::from_preset("tiny");
+  base.max_steps = 2;
+  base.valid_every = 1;
+  base.lr = 3e-3;
+  base.warmup = 1;
+  base.bleu_sentences = 0;
+  base.quiet = true;
+  return options;
+}
+
+std::string contents(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("the grid reuses a finished run only when its budget matches", "[train][experiment]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  const std::string out = scratch.file("grid");
+  const fs::path run = fs::path(out) / "runs" / "agf-m" / "seed1";
+  agf::train::run_experiment(tiny_grid(data, out));
+  REQUIRE(fs::exists(run / "summary.json"));
+  const auto summary = nlohmann::json::parse(contents(run / "summary.json"));
+  REQUIRE(summary.contains("budget"));
+  CHECK(summary.at("budget").at("max_steps") == 2);
+  CHECK(summary.at("budget").at("model").at("agf.config.pos") == "agf-m");
+  const std::string metrics = contents(run / "metrics.jsonl");
+
+  SECTION("the same budget: read back, not trained again") {
+    const std::string results = agf::train::run_experiment(tiny_grid(data, out));
+    CHECK(contents(run / "metrics.jsonl") == metrics);
+    CHECK(results.find("| agf-m | 1 |") != std::string::npos);
+  }
+  SECTION("another budget: an error naming the run and the difference") {
+    auto longer = tiny_grid(data, out);
+    longer.base.max_steps = 3;
+    CHECK_THROWS_WITH(agf::train::run_experiment(longer),
+                      Catch::Contains(run.string()) && Catch::Contains("max_steps: 2 there, 3 here"));
+    auto other_model = tiny_grid(data, out);
+    other_model.base.model.dropout = 0.3;
+    CHECK_THROWS_WITH(agf::train::run_experiment(other_model), Catch::Contains("agf.config.dropout"));
+    CHECK(contents(run / "metrics.jsonl") == metrics);  // nothing was retrained over it
+  }
+  SECTION("a summary without a budget (an older agf's): an error, not a reuse") {
+    auto old_summary = summary;
+    old_summary.erase("budget");
+    std::ofstream(run / "summary.json") << old_summary.dump(2) << "\n";
+    CHECK_THROWS_WITH(agf::train::run_experiment(tiny_grid(data, out)),
+                      Catch::Contains("without a recorded budget") && Catch::Contains(run.string()));
+  }
+}
