@@ -50,6 +50,8 @@ std::map<std::string, std::string> TrainingState::to_metadata() const {
           {"agf.state.best_valid_accuracy", fmt::format("{:.17g}", best_valid_accuracy)},
           {"agf.state.target_tokens", std::to_string(target_tokens)},
           {"agf.state.elapsed_seconds", fmt::format("{:.17g}", elapsed_seconds)}};
+  if (best_valid_loss) metadata["agf.state.best_valid_loss"] = fmt::format("{:.17g}", *best_valid_loss);
+  metadata["agf.state.validations_since_best"] = std::to_string(validations_since_best);
   metadata["agf.state.precision"] = precision;
   metadata["agf.state.world_size"] = std::to_string(world_size);
   if (world_size > 1) {
@@ -75,6 +77,13 @@ TrainingState TrainingState::from_metadata(const std::map<std::string, std::stri
   state.best_valid_accuracy = metadata_real(metadata, "agf.state.best_valid_accuracy");
   state.target_tokens = metadata_count(metadata, "agf.state.target_tokens");
   state.elapsed_seconds = metadata_real(metadata, "agf.state.elapsed_seconds");
+  // Written since early stopping: older checkpoints start its count afresh.
+  if (metadata.count("agf.state.best_valid_loss")) {
+    state.best_valid_loss = metadata_real(metadata, "agf.state.best_valid_loss");
+  }
+  if (metadata.count("agf.state.validations_since_best")) {
+    state.validations_since_best = metadata_count(metadata, "agf.state.validations_since_best");
+  }
   // Written since distributed training: older checkpoints are of a single process.
   if (metadata.count("agf.state.world_size")) {
     state.world_size = metadata_count(metadata, "agf.state.world_size");

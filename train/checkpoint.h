@@ -26,6 +26,10 @@ struct TrainingState {
   int64_t world_size = 1;
   std::vector<uint64_t> dropout_offsets;
   double best_valid_accuracy = -1;
+  // Early stopping (TrainOptions::patience): the lowest validation loss so far (none before the first
+  // validation) and how many validations since have not gone below it. Older checkpoints have neither.
+  std::optional<double> best_valid_loss;
+  int64_t validations_since_best = 0;
   int64_t target_tokens = 0;     // seen so far
   double elapsed_seconds = 0;    // training time so far (not counting validation)
   std::string precision = "fp32";               // --precision of the run (checkpoints hold f32 weights at any)

@@ -73,6 +73,7 @@ nlohmann::json run_budget(const TrainOptions& options) {
           {"clip_norm", options.clip_norm},
           {"label_smoothing", options.label_smoothing},
           {"valid_every", options.valid_every},
+          {"patience", options.patience},
           {"bleu_sentences", options.bleu_sentences},
           {"device", options.device.is_cpu() ? "cpu" : "cuda"},
           {"precision", std::string(precision_name(options.precision))}};
@@ -128,7 +129,8 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
   const nlohmann::json record{{"label", label}, {"seed", seed}, {"token_accuracy", summary.token_accuracy},
                               {"bleu", summary.bleu}, {"valid_loss", summary.valid_loss},
                               {"tokens_per_second", summary.target_tokens_per_second},
-                              {"parameters", summary.parameters}, {"steps", summary.steps}, {"budget", budget}};
+                              {"parameters", summary.parameters}, {"steps", summary.steps}, {"stopped_early", summary.stopped_early},
+                              {"best_valid_loss", summary.best_valid_loss}, {"budget", budget}};
   // Its presence marks the run done: written whole or not at all, so that a kill here never leaves a grid
   // that fails to read it.
   AtomicFile summary_file((folder / "summary.json").string());

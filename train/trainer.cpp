@@ -147,6 +147,7 @@ TrainSummary train(const TrainOptions& options) {
   AGF_CHECK(options.max_steps >= 1, "train: --max-steps must be at least 1, got {}", options.max_steps);
   AGF_CHECK(options.update_freq >= 1, "train: --update-freq must be at least 1, got {}", options.update_freq);
   AGF_CHECK(options.valid_every >= 1, "train: --valid-every must be at least 1, got {}", options.valid_every);
+  AGF_CHECK(options.patience >= 0, "train: --patience must be 0 (off) or more, got {}", options.patience);
   AGF_CHECK(options.save_every >= 0, "train: --save-every must be 0 (off) or more, got {}", options.save_every);
   AGF_CHECK(options.save_every_minutes >= 0 && std::isfinite(options.save_every_minutes), "train: "
             "--save-every-minutes must be 0 (off) or more, got {}", options.save_every_minutes);
@@ -366,8 +367,18 @@ TrainSummary train(const TrainOptions& options) {
       state.best_valid_accuracy = result.token_accuracy;
       write_checkpoint(best_path.string());
     }
+    // Early stopping's count, before the step checkpoint that records it. (A validation repeated after a
+    // kill, with log = false, counts again from the previous checkpoint's values: the same outcome.)
+    if (!state.best_valid_loss || result.loss < *state.best_valid_loss) {
+      state.best_valid_loss = result.loss;
+      state.validations_since_best = 0;
+    } else {
+      ++state.validations_since_best;
+    }
+    summary.best_valid_loss = *state.best_valid_loss;
     save_step_checkpoint();
   };
+  auto patience_spent = [&] { return options.patience > 0 && state.validations_since_best >= options.patience; };
   // validate() and save_step_checkpoint() run on rank 0 alone, at a step where every process calls this: the
   // others send what rank 0 writes of them (their dropout stream offsets), the weights are checked to be
   // still the same everywhere, and the others wait, asleep, until rank 0 is done.
@@ -384,11 +395,17 @@ TrainSummary train(const TrainOptions& options) {
     processes.wait_for_all();
   };
 
-  if (state.step >= options.max_steps) {
-    say(fmt::format("{} is already at step {} (--max-steps {}): nothing to do", options.out_dir, state.step, options.max_steps));
+  if (state.step >= options.max_steps || patience_spent()) {
+    say(state.step >= options.max_steps
+            ? fmt::format("{} is already at step {} (--max-steps {}): nothing to do", options.out_dir, state.step,
+                          options.max_steps)
+            : fmt::format("{} stopped early at step {} (no lower validation loss in {} validations, --patience {}): "
+                          "nothing to do", options.out_dir, state.step, state.validations_since_best, options.patience));
     // A finished run gets its best.safetensors back: the final weights.
     if (best_lost) at_checkpoint([&] { validate(/*log=*/false); });
     summary.steps = state.step;
+    summary.stopped_early = state.step < options.max_steps;
+    if (state.best_valid_loss) summary.best_valid_loss = *state.best_valid_loss;
     return summary;
   }
 
@@ -494,6 +511,17 @@ TrainSummary train(const TrainOptions& options) {
     if (state.step % options.valid_every == 0 || state.step == options.max_steps) {
       at_checkpoint([&] { validate(); });
       validated_at_current_step = checkpointed_at_current_step = true;
+      if (distributed) {  // rank 0 validated: every process learns its count, and so stops at the same step
+        state.validations_since_best =
+            static_cast<int64_t>(processes.all_gather(static_cast<uint64_t>(state.validations_since_best))[0]);
+      }
+      if (patience_spent() && state.step < options.max_steps) {
+        say(fmt::format("early stop at step {}: no validation loss below {:.4f} in the last {} validations "
+                        "(--patience {})", state.step, state.best_valid_loss.value_or(std::nan("")),
+                        state.validations_since_best, options.patience));
+        summary.stopped_early = true;
+        break;
+      }
     } else if ((options.save_every > 0 && state.step % options.save_every == 0) || checkpoint_due) {
       // The same checkpoint as a validation writes, without the validation: cheap enough to write often.
       at_checkpoint(save_step_checkpoint);

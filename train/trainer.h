@@ -33,6 +33,9 @@ struct TrainOptions {
   double clip_norm = 0;            // global gradient-norm clip; 0 = off
   double label_smoothing = 0.1;
   int64_t valid_every = 500;       // validate (and checkpoint) every N steps and at the end
+  // Early stopping: end the run after this many validations in a row without a validation loss below the
+  // lowest so far (0 = off). Counted in the checkpoints, so a resumed run stops where the whole one would.
+  int64_t patience = 0;
   // Checkpoints without validation, so that a crash between validations loses little: every N steps
   // (0 = off), and once this many minutes have passed since the last checkpoint (0 = off).
   int64_t save_every = 0;
@@ -64,6 +67,8 @@ struct TrainSummary {
   double loss_scale = 1;      // the loss scale at the end
   std::string last_checkpoint;
   bool interrupted = false;  // stopped by SIGINT/SIGTERM or the time limit (a checkpoint was written)
+  bool stopped_early = false;  // ended by `patience` before max_steps
+  double best_valid_loss = 0;  // the lowest validation loss of the run (resumed parts included)
 };
 
 TrainSummary train(const TrainOptions& options);

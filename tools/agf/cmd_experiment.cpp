@@ -32,6 +32,7 @@ const agf::cli::Registration registration{"experiment", "Run a grid of trainings
   paper->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(agf::cli::positive_number());
   paper->add_option("--warmup", o.warmup, "Warmup steps")->capture_default_str()->check(agf::cli::positive_number());
   paper->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")->capture_default_str()->check(agf::cli::positive_number());
+  paper->add_option("--patience", o.patience, "Stop each run after N validations in a row without a lower validation loss (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
   paper->add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU")->capture_default_str()->check(agf::cli::non_negative_number());
   paper->add_option("--seed", o.seed, "First seed")->capture_default_str();
   paper->add_option("--seeds", flags->options.seeds, "Seeds of every scheme")->capture_default_str()->check(agf::cli::positive_number());

@@ -35,6 +35,7 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
     command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
     command.add_option("--label-smoothing", o.label_smoothing, "ε of the label-smoothed loss")->capture_default_str()->check(agf::cli::number_between(0.0, 1.0));
     command.add_option("--valid-every", o.valid_every, "Validate and checkpoint every N steps")->capture_default_str()->check(agf::cli::positive_number());
+    command.add_option("--patience", o.patience, "Stop after N validations in a row without a lower validation loss (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
     command.add_option("--save-every", o.save_every, "Also checkpoint every N steps, without validating (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
     command.add_option("--save-every-minutes", o.save_every_minutes, "Also checkpoint, without validating, once this many "
                        "minutes have passed since the last checkpoint (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
@@ -77,6 +78,10 @@ const agf::cli::Registration registration{"train", "Train a translation model (w
                  summary.target_tokens_per_second);
       if (summary.skipped_steps > 0) {
         fmt::print("skipped steps {} (non-finite gradients)  loss scale {}\n", summary.skipped_steps, summary.loss_scale);
+      }
+      if (summary.stopped_early) {
+        fmt::print("stopped early (--patience {}): lowest valid loss {:.4f}\n", flags->options.patience,
+                   summary.best_valid_loss);
       }
       if (!summary.last_checkpoint.empty()) fmt::print("checkpoint {}\n", summary.last_checkpoint);
       if (processes.size() > 1) {
