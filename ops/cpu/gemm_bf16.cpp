@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "ops/cpu/bf16_tile.h"
+#include "ops/cpu/word_transpose.h"
 
 namespace agf::ops::cpu {
 
@@ -60,28 +61,36 @@ inline void round_pairs(const float* even, const float* odd, int64_t count, uint
   }
 }
 
+// The transpose that deals a block of lanes' runs of words out to a panel (ops/cpu/word_transpose.h): the AVX-512
+// one with the AVX512-BF16 kernel, the plain loop with the portable one.
+using WordTranspose = void (*)(const uint32_t* in, int64_t in_stride, int64_t lanes, int64_t count, uint32_t* out,
+                               int64_t out_stride);
+
 // One panel (bf16_tile.h): `width` lanes (A's rows or B's columns) × ceil(depth/2) pairs, lane l of pair p at
 // words[p·width + l]; element (lane l, k) of the source at origin[l·lane_stride + k·k_stride], one of the two
 // strides 1 (GemmMatrix reads a row- or a column-major matrix); depth <= kDepthBlock. Lanes from `lanes` on
 // are zeros, and so is the upper half of the last pair for an odd depth. Both cases round contiguous runs of
 // floats (vectorized: 16 floats to 16 bf16 in a few instructions) and only move whole words afterwards.
 void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width,
-                int64_t depth, uint32_t* words) {
+                int64_t depth, WordTranspose transpose, uint32_t* words) {
   const int64_t pairs = ceil_div(depth, 2), whole = depth / 2;
   if (lanes < width) std::fill(words, words + pairs * width, 0u);
   if (k_stride == 1) {
-    // Each lane's k contiguous: the lane's run rounded into `halves`, where halves 2p and 2p+1 are pair p's
-    // word (little-endian: the even one in the lower half), then the words dealt to the lane's column.
+    // Each lane's k contiguous: up to 16 lanes at a time, each lane's run rounded into `halves`, where halves
+    // 2p and 2p+1 are pair p's word (little-endian: the even one in the lower half), copied as words into a
+    // row of `runs`; then the rows transposed into the panel's columns.
+    constexpr int64_t kRunWords = kDepthBlock / 2;
     alignas(64) uint16_t halves[kDepthBlock + 1];
-    for (int64_t l = 0; l < lanes; ++l) {
-      const float* x = origin + l * lane_stride;
-      for (int64_t i = 0; i < depth; ++i) halves[i] = packed_bf16(x[i]);
-      halves[depth] = 0;  // an odd depth's last pair: the upper half zero
-      for (int64_t p = 0; p < pairs; ++p) {
-        uint32_t word;
-        std::memcpy(&word, halves + 2 * p, sizeof word);
-        words[p * width + l] = word;
+    alignas(64) uint32_t runs[kWordTransposeLanes * kRunWords];
+    for (int64_t l0 = 0; l0 < lanes; l0 += kWordTransposeLanes) {
+      const int64_t group = std::min(kWordTransposeLanes, lanes - l0);
+      for (int64_t l = 0; l < group; ++l) {
+        const float* x = origin + (l0 + l) * lane_stride;
+        for (int64_t i = 0; i < depth; ++i) halves[i] = packed_bf16(x[i]);
+        halves[depth] = 0;  // an odd depth's last pair: the upper half zero
+        std::memcpy(runs + l * kRunWords, halves, sizeof(uint32_t) * pairs);
       }
+      transpose(runs, kRunWords, group, pairs, words + l0, width);
     }
   } else {  // the lanes contiguous (lane_stride 1): a pair is two runs along the lanes, k_stride apart
     for (int64_t p = 0; p < pairs; ++p) {
@@ -92,7 +101,8 @@ void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int6
 }
 
 // A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R lanes; rows <= kMaxRowBlock.
-void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, uint32_t* out) {
+void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, WordTranspose transpose,
+            uint32_t* out) {
   const int64_t pairs = ceil_div(depth, 2);
   const int64_t row_stride = a.column_major ? 1 : a.ld, k_stride = a.column_major ? a.ld : 1;
   if (k_stride != 1) {
@@ -114,14 +124,15 @@ void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t
   for (int64_t panel = 0; panel < ceil_div(rows, R); ++panel) {
     const int64_t first = row0 + panel * R;
     pack_panel(a.data + first * row_stride + k0 * k_stride, row_stride, k_stride, std::min(R, rows - panel * R), R,
-               depth, out + panel * pairs * R);
+               depth, transpose, out + panel * pairs * R);
   }
 }
 
 // B[k0 .. k0+depth, col0 .. col0+cols), cols <= N, as one panel of N lanes.
-void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t col0, int64_t cols, uint32_t* words) {
+void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t col0, int64_t cols, WordTranspose transpose,
+                  uint32_t* words) {
   const int64_t k_stride = b.column_major ? 1 : b.ld, col_stride = b.column_major ? b.ld : 1;
-  pack_panel(b.data + k0 * k_stride + col0 * col_stride, col_stride, k_stride, cols, N, depth, words);
+  pack_panel(b.data + k0 * k_stride + col0 * col_stride, col_stride, k_stride, cols, N, depth, transpose, words);
 }
 
 // C[0 .. rows, panel_begin·N .. min(panel_end·N, cols)) from a packed block of A (rows × depth) and the
@@ -217,7 +228,9 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
   }
-  const Bf16TileKernel tile = kernel == Bf16Kernel::avx512bf16 ? bf16_tile_avx512 : bf16_tile_portable;
+  const bool avx512 = kernel == Bf16Kernel::avx512bf16;
+  const Bf16TileKernel tile = avx512 ? bf16_tile_avx512 : bf16_tile_portable;
+  const WordTranspose transpose = avx512 ? transpose_words_avx512 : transpose_words;
   const int threads = !omp_in_parallel() && m * n * k >= kParallelMultiplyAdds ? omp_get_max_threads() : 1;
   // Rows per block of A: at most kMaxRowBlock, in a number of blocks that is a multiple of the threads, as
   // equal as whole tiles allow, so that the static split gives every thread the same rows to within a block's
@@ -247,7 +260,8 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
         const int64_t pairs = ceil_div(depth, 2);
 #pragma omp for schedule(static)
         for (int64_t panel = 0; panel < panels; ++panel) {
-          pack_b_panel(b, k0, depth, col0 + panel * N, std::min(N, cols - panel * N), b_words + panel * pairs * N);
+          pack_b_panel(b, k0, depth, col0 + panel * N, std::min(N, cols - panel * N), transpose,
+                       b_words + panel * pairs * N);
         }
         // (the for's barrier: B's block is packed before anyone reads it, and read by all before the next one)
         int64_t packed = -1;  // the row block now in a_words
@@ -256,7 +270,7 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
           const int64_t block = item / shares, share = item % shares;
           const int64_t row0 = block * row_block, rows = std::min(row_block, m - row0);
           if (block != packed) {
-            pack_a(a, row0, rows, k0, depth, a_words);
+            pack_a(a, row0, rows, k0, depth, transpose, a_words);
             packed = block;
           }
           multiply_block(tile, pairs, a_words, rows, b_words, panels * share / shares, panels * (share + 1) / shares,
