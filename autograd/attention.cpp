@@ -14,17 +14,17 @@ Variable attention(const Variable& q, const Variable& k, const Variable& v, cons
     inputs.push_back(parameter);
     present.push_back(spec.id);
   }
-  ops::AttentionForward forward =
-      ops::attention_forward(q.data(), k.data(), v.data(), key_lengths, parameters, options);
-  return make_result(
-      forward.output, "attention", inputs,
-      [q = q.data(), k = k.data(), v = v.data(), key_lengths, parameters, options, saved = std::move(forward.saved),
-       present](const Tensor& grad) {
-        ops::AttentionGradients grads = ops::attention_backward(grad, q, k, v, key_lengths, parameters, options, saved);
-        std::vector<Tensor> out{grads.q, grads.k, grads.v};
-        for (ops::PositionalParameter id : present) out.push_back(grads.positional[id]);
-        return out;
-      });
+  ops::AttentionForward forward = ops::attention_forward(q.data(), k.data(), v.data(), key_lengths, parameters,
+                                                         options);
+  return make_result(forward.output, "attention", inputs,
+                     [q = q.data(), k = k.data(), v = v.data(), key_lengths, parameters, options,
+                      saved = std::move(forward.saved), present](const Tensor& grad) {
+                       ops::AttentionGradients grads = ops::attention_backward(grad, q, k, v, key_lengths, parameters,
+                                                                               options, saved);
+                       std::vector<Tensor> out{grads.q, grads.k, grads.v};
+                       for (ops::PositionalParameter id : present) out.push_back(grads.positional[id]);
+                       return out;
+                     });
 }
 
 }  // namespace agf

@@ -67,8 +67,9 @@ Variable attention_check_function(const AttentionCheckCase& c, const std::vector
   PositionalVariables positional;
   const std::vector<std::string> names = positional_parameter_names(c.options.scheme, c.learnable_k);
   for (std::size_t i = 0; i < names.size(); ++i) positional[ops::positional_parameter(names[i]).id] = inputs[3 + i];
-  const Tensor lengths =
-      c.key_lengths.empty() ? Tensor() : Tensor::from_vector(c.key_lengths, {c.batch}).to(inputs[0].data().device());
+  const Tensor lengths = c.key_lengths.empty()
+                             ? Tensor()
+                             : Tensor::from_vector(c.key_lengths, {c.batch}).to(inputs[0].data().device());
   return attention(inputs[0], inputs[1], inputs[2], lengths, positional, c.options);
 }
 
@@ -114,15 +115,15 @@ void add_configuration_checks(std::vector<OpCheck>& checks) {
       if (pcmv && !ops::has_coefficient(scheme)) continue;
       for (bool causal : {false, true}) {
         const AttentionCheckCase c = base_case(scheme, pcmv, causal);
-        checks.push_back(OpCheck{
-            attention_check_name(scheme, pcmv, causal),
-            fmt::format("{}{} attention, {}, B=2 H=2 T=4 dk=4 L=3, unpadded and padded", ops::scheme_name(scheme),
-                        pcmv ? " + PCM-V" : "", causal ? "causal" : "bidirectional"),
-            [c] {
-              AttentionCheckCase padded = c;
-              padded.key_lengths = {4, 2};
-              return worst_of({run_attention_gradcheck(c), run_attention_gradcheck(padded)});
-            }});
+        checks.push_back(
+            OpCheck{attention_check_name(scheme, pcmv, causal),
+                    fmt::format("{}{} attention, {}, B=2 H=2 T=4 dk=4 L=3, unpadded and padded",
+                                ops::scheme_name(scheme), pcmv ? " + PCM-V" : "", causal ? "causal" : "bidirectional"),
+                    [c] {
+                      AttentionCheckCase padded = c;
+                      padded.key_lengths = {4, 2};
+                      return worst_of({run_attention_gradcheck(c), run_attention_gradcheck(padded)});
+                    }});
       }
     }
   }
@@ -136,13 +137,14 @@ void add_cross_shape_checks(std::vector<OpCheck>& checks) {
     c.keys = 5;
     c.key_lengths = {5, 3};
     c.seed += 1000;
-    checks.push_back(OpCheck{
-        "attention:" + std::string(ops::scheme_name(scheme)) + "+tq3tk5",
-        fmt::format("{} attention with Tq=3 != Tk=5 (padded), bidirectional and causal", ops::scheme_name(scheme)), [c] {
-          AttentionCheckCase causal = c;
-          causal.options.causal = true;
-          return worst_of({run_attention_gradcheck(c), run_attention_gradcheck(causal)});
-        }});
+    checks.push_back(OpCheck{"attention:" + std::string(ops::scheme_name(scheme)) + "+tq3tk5",
+                             fmt::format("{} attention with Tq=3 != Tk=5 (padded), bidirectional and causal",
+                                         ops::scheme_name(scheme)),
+                             [c] {
+                               AttentionCheckCase causal = c;
+                               causal.options.causal = true;
+                               return worst_of({run_attention_gradcheck(c), run_attention_gradcheck(causal)});
+                             }});
   }
 }
 
@@ -159,29 +161,35 @@ AttentionCheckCase with(AttentionCheckCase c, const std::function<void(Attention
 std::vector<OpCheck> edge_checks() {
   return {
       edge_check("attention:none+dropout", "none, dropout p=0.3 on the weights (Philox mask regenerated)",
-                 with(base_case(PositionalScheme::none, false, false), [](AttentionCheckCase& c) {
-                   c.options.dropout = 0.3, c.options.dropout_seed = 7, c.options.dropout_offset = 3;
-                 })),
+                 with(base_case(PositionalScheme::none, false, false),
+                      [](AttentionCheckCase& c) {
+                        c.options.dropout = 0.3, c.options.dropout_seed = 7, c.options.dropout_offset = 3;
+                      })),
       edge_check("attention:agf-m+pcmv+dropout", "agf-m with PCM-V, padded, dropout p=0.3 on a (not on C)",
-                 with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) {
-                   c.options.dropout = 0.3, c.options.dropout_seed = 8, c.key_lengths = {4, 3};
-                 })),
+                 with(base_case(PositionalScheme::agf_m, true, false),
+                      [](AttentionCheckCase& c) {
+                        c.options.dropout = 0.3, c.options.dropout_seed = 8, c.key_lengths = {4, 3};
+                      })),
       edge_check("attention:agf-f+pcmv+causal+dropout", "agf-f with PCM-V, causal, dropout p=0.3",
-                 with(base_case(PositionalScheme::agf_f, true, true), [](AttentionCheckCase& c) {
-                   c.options.dropout = 0.3, c.options.dropout_seed = 9;
-                 })),
+                 with(base_case(PositionalScheme::agf_f, true, true),
+                      [](AttentionCheckCase& c) { c.options.dropout = 0.3, c.options.dropout_seed = 9; })),
       edge_check("attention:edge:masked-row", "agf-f + PCM-V with a sequence of key length 0 (its rows give 0)",
-                 with(base_case(PositionalScheme::agf_f, true, false), [](AttentionCheckCase& c) { c.key_lengths = {3, 0}; })),
+                 with(base_case(PositionalScheme::agf_f, true, false),
+                      [](AttentionCheckCase& c) {
+                        c.key_lengths = {3, 0};
+                      })),
       edge_check("attention:edge:T=1", "agf-m + PCM-V, one token",
-                 with(base_case(PositionalScheme::agf_m, true, true), [](AttentionCheckCase& c) { c.queries = c.keys = 1; })),
+                 with(base_case(PositionalScheme::agf_m, true, true),
+                      [](AttentionCheckCase& c) { c.queries = c.keys = 1; })),
       edge_check("attention:edge:T>>L", "agf-f + PCM-V, T=7 with L=2: most distances share index i=1, LC1 sees D",
-                 with(base_case(PositionalScheme::agf_f, true, false), [](AttentionCheckCase& c) {
-                   c.queries = c.keys = 7, c.options.max_distance = 2, c.batch = 1;
-                 })),
+                 with(base_case(PositionalScheme::agf_f, true, false),
+                      [](AttentionCheckCase& c) { c.queries = c.keys = 7, c.options.max_distance = 2, c.batch = 1; })),
       edge_check("attention:edge:rho<0", "agf-m + PCM-V with rho < 0 for keys before the query (clamped to 0)",
-                 with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) { c.negative_rho_before = true; })),
+                 with(base_case(PositionalScheme::agf_m, true, false),
+                      [](AttentionCheckCase& c) { c.negative_rho_before = true; })),
       edge_check("attention:edge:large-k", "agf-m + PCM-V with k around 8 (learnable)",
-                 with(base_case(PositionalScheme::agf_m, true, false), [](AttentionCheckCase& c) { c.options.k = 8.0; })),
+                 with(base_case(PositionalScheme::agf_m, true, false),
+                      [](AttentionCheckCase& c) { c.options.k = 8.0; })),
   };
 }
 

@@ -30,15 +30,19 @@ NoGradGuard::~NoGradGuard() { grad_mode_enabled = previous_; }
 
 Variable::Variable(Tensor data, bool requires_grad) : state_(std::make_shared<VariableState>()) {
   AGF_CHECK(data.defined(), "Variable: cannot wrap an undefined tensor");
-  AGF_CHECK(!requires_grad || is_floating(data.dtype()), "Variable: only floating-point tensors can require a "
-            "gradient, got {}", data.description());
+  AGF_CHECK(!requires_grad || is_floating(data.dtype()),
+            "Variable: only floating-point tensors can require a "
+            "gradient, got {}",
+            data.description());
   state_->data = std::move(data);
   state_->requires_grad = requires_grad;
 }
 
 std::vector<Tensor> Node::apply(const Tensor& grad_output) const {
-  AGF_CHECK(!released_, "backward through the graph a second time: op '{}' already ran its backward and freed "
-            "its saved tensors (run the forward pass again)", name_);
+  AGF_CHECK(!released_,
+            "backward through the graph a second time: op '{}' already ran its backward and freed "
+            "its saved tensors (run the forward pass again)",
+            name_);
   std::vector<Tensor> grads = backward_(grad_output);
   AGF_CHECK(grads.size() == inputs_.size(), "op '{}': backward returned {} gradients for {} inputs", name_,
             grads.size(), inputs_.size());
@@ -72,8 +76,10 @@ Variable make_result(Tensor data, const std::string& name, std::vector<Variable>
 
 void Variable::backward() const {
   AGF_CHECK(defined(), "backward() on an undefined variable");
-  AGF_CHECK(data().numel() == 1, "backward() without a gradient needs a one-element output, got {}; pass "
-            "the gradient of the loss with respect to it: backward(grad)", data().description());
+  AGF_CHECK(data().numel() == 1,
+            "backward() without a gradient needs a one-element output, got {}; pass "
+            "the gradient of the loss with respect to it: backward(grad)",
+            data().description());
   backward(Tensor::ones(data().shape(), data().dtype(), data().device()));
 }
 
@@ -86,8 +92,10 @@ void Variable::backward(const Tensor& grad_output) const {
     accumulate_into_leaf(*state_, grad_output);
     return;
   }
-  AGF_CHECK(!grad_fn()->released(), "backward through the graph a second time: op '{}' already freed its saved "
-            "tensors (run the forward pass again)", grad_fn()->name());
+  AGF_CHECK(!grad_fn()->released(),
+            "backward through the graph a second time: op '{}' already freed its saved "
+            "tensors (run the forward pass again)",
+            grad_fn()->name());
   // Topological order of the variables reachable from this output (iterative DFS, post-order). `order`
   // holds Variables, not raw states, so that intermediates stay alive while nodes release their inputs.
   std::vector<Variable> order;

@@ -110,15 +110,17 @@ Variable matmul(const Variable& a, const Variable& b) {
 // ---- reductions ------------------------------------------------------------------------------------------
 
 Variable sum(const Variable& x, const Axes& axes, bool keepdim) {
-  return make_result(ops::sum(x.data(), axes, keepdim), "sum", {x}, [shape = x.shape(), axes, keepdim](const Tensor& g) {
-    return Grads{ops::sum_backward(g, shape, axes, keepdim)};
-  });
+  return make_result(ops::sum(x.data(), axes, keepdim), "sum", {x},
+                     [shape = x.shape(), axes, keepdim](const Tensor& g) {
+                       return Grads{ops::sum_backward(g, shape, axes, keepdim)};
+                     });
 }
 
 Variable mean(const Variable& x, const Axes& axes, bool keepdim) {
-  return make_result(ops::mean(x.data(), axes, keepdim), "mean", {x}, [shape = x.shape(), axes, keepdim](const Tensor& g) {
-    return Grads{ops::mean_backward(g, shape, axes, keepdim)};
-  });
+  return make_result(ops::mean(x.data(), axes, keepdim), "mean", {x},
+                     [shape = x.shape(), axes, keepdim](const Tensor& g) {
+                       return Grads{ops::mean_backward(g, shape, axes, keepdim)};
+                     });
 }
 
 Variable max(const Variable& x, const Axes& axes, bool keepdim) {
@@ -150,14 +152,15 @@ Variable cross_entropy(const Variable& logits, const Tensor& targets, const ops:
 
 Variable embedding(const Variable& weight, const Tensor& ids) {
   return make_result(ops::embedding_forward(weight.data(), ids), "embedding", {weight},
-                     [ids, rows = weight.size(0)](const Tensor& g) { return Grads{ops::embedding_backward(g, ids, rows)}; });
+                     [ids, rows = weight.size(0)](const Tensor& g) {
+                       return Grads{ops::embedding_backward(g, ids, rows)};
+                     });
 }
 
 Variable dropout(const Variable& x, double p, uint64_t seed, uint64_t offset) {
   if (p == 0.0) return x;
-  return make_result(ops::dropout_forward(x.data(), p, seed, offset), "dropout", {x}, [p, seed, offset](const Tensor& g) {
-    return Grads{ops::dropout_backward(g, p, seed, offset)};
-  });
+  return make_result(ops::dropout_forward(x.data(), p, seed, offset), "dropout", {x},
+                     [p, seed, offset](const Tensor& g) { return Grads{ops::dropout_backward(g, p, seed, offset)}; });
 }
 
 // ---- shape -------------------------------------------------------------------------------------------------
@@ -170,7 +173,8 @@ Variable reshape(const Variable& x, const Shape& shape) {
 Variable permute(const Variable& x, const std::vector<int64_t>& order) {
   Tensor y = x.data().permute(order);
   std::vector<int64_t> inverse(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) inverse[normalize_axis(order[i], x.dim(), "permute")] = static_cast<int64_t>(i);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    inverse[normalize_axis(order[i], x.dim(), "permute")] = static_cast<int64_t>(i);
   return make_result(y, "permute", {x}, [inverse](const Tensor& g) { return Grads{g.permute(inverse)}; });
 }
 
@@ -215,7 +219,8 @@ Variable contiguous(const Variable& x) {
 // y = cast(x)  =>  dL/dx = cast⁻¹(dL/dy): the conversion is the identity on values up to rounding.
 Variable cast(const Variable& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  return make_result(x.data().to(dtype), "cast", {x}, [from = x.dtype()](const Tensor& g) { return Grads{g.to(from)}; });
+  return make_result(x.data().to(dtype), "cast", {x},
+                     [from = x.dtype()](const Tensor& g) { return Grads{g.to(from)}; });
 }
 
 }  // namespace agf

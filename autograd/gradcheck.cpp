@@ -45,11 +45,12 @@ double weighted_output(const CheckedFunction& f, const std::vector<Tensor>& inpu
 
 }  // namespace
 
-GradcheckResult gradcheck(const CheckedFunction& f, const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
+GradcheckResult gradcheck(const CheckedFunction& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& options) {
   auto should_check = [&](std::size_t i) { return options.check.empty() || options.check[i]; };
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    AGF_CHECK(!should_check(i) || inputs[i].dtype() == DType::f64, "gradcheck: input {} is {}; checked inputs must be f64",
-              i, inputs[i].description());
+    AGF_CHECK(!should_check(i) || inputs[i].dtype() == DType::f64,
+              "gradcheck: input {} is {}; checked inputs must be f64", i, inputs[i].description());
   }
   // Analytical gradients: backward from L = Σ y ⊙ w, i.e. backward(w).
   const std::vector<Tensor> device_inputs = on_device(inputs, gradcheck_device);
@@ -66,8 +67,9 @@ GradcheckResult gradcheck(const CheckedFunction& f, const std::vector<Tensor>& i
     if (!should_check(i)) continue;
     const Tensor& input = inputs[i];
     const Tensor& grad = variables[i].grad();
-    const std::vector<double> analytical =
-        grad.defined() ? grad.to_double_vector() : std::vector<double>(static_cast<std::size_t>(input.numel()), 0.0);
+    const std::vector<double> analytical = grad.defined()
+                                               ? grad.to_double_vector()
+                                               : std::vector<double>(static_cast<std::size_t>(input.numel()), 0.0);
     double* data = input.data<double>();
     double largest = 0, worst = 0;
     std::vector<double> numerical(static_cast<std::size_t>(input.numel()));

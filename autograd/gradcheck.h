@@ -15,10 +15,10 @@
 namespace agf {
 
 struct GradcheckOptions {
-  double step = 1e-6;        // h
-  double tolerance = 1e-6;   // on the relative error above
-  uint64_t seed = 1234;      // of the output weights w
-  std::vector<bool> check;   // per input: false skips it (e.g. integer ids); empty = check all
+  double step = 1e-6;       // h
+  double tolerance = 1e-6;  // on the relative error above
+  uint64_t seed = 1234;     // of the output weights w
+  std::vector<bool> check;  // per input: false skips it (e.g. integer ids); empty = check all
 };
 
 struct GradcheckResult {

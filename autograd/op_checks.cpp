@@ -40,6 +40,7 @@ OpCheck check(std::string name, std::string description, CheckedFunction f,
 }  // namespace
 
 void add_function_op_checks(std::vector<OpCheck>& checks) {
+  // clang-format off
   // ---- arithmetic ----
   checks.push_back(check("add", "a + b, same shapes", [](const Inputs& x) { return x[0] + x[1]; },
                          [] { return std::vector{random_input({3, 4}, 1), random_input({3, 4}, 2)}; }));
@@ -172,6 +173,7 @@ void add_function_op_checks(std::vector<OpCheck>& checks) {
         return std::vector{x};
       },
       GradcheckOptions{.step = 0.015625, .tolerance = 1e-6, .seed = 1234, .check = {}}));
+  // clang-format on
 }
 
 }  // namespace agf

@@ -20,9 +20,9 @@ class Node;
 
 struct VariableState {
   Tensor data;
-  Tensor grad;                    // accumulated gradient of a leaf; undefined until the first backward
+  Tensor grad;                      // accumulated gradient of a leaf; undefined until the first backward
   std::optional<DType> grad_dtype;  // a leaf's .grad() is summed in this dtype; unset: the data's
-  std::shared_ptr<Node> grad_fn;  // null for leaves
+  std::shared_ptr<Node> grad_fn;    // null for leaves
   bool requires_grad = false;
 };
 

@@ -13,12 +13,14 @@ namespace agf {
 DType parse_dtype(std::string_view name);
 
 // Converting any element type to and from double (the widest common type) for generic code.
+// clang-format off
 template <class T> inline double to_double(T value) { return static_cast<double>(value); }
 template <> inline double to_double(Half value) { return static_cast<float>(value); }
 template <> inline double to_double(BFloat16 value) { return static_cast<float>(value); }
 template <class T> inline T from_double(double value) { return static_cast<T>(value); }
 template <> inline Half from_double(double value) { return Half(static_cast<float>(value)); }
 template <> inline BFloat16 from_double(double value) { return BFloat16(static_cast<float>(value)); }
+// clang-format on
 
 // Calls `body.template operator()<T>()` with T the C++ type of `dtype`. Use with a templated lambda:
 //   dispatch_all(t.dtype(), [&]<class T>() { ... });

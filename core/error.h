@@ -23,9 +23,9 @@ template <class... Args>
 }  // namespace agf
 
 // AGF_CHECK(condition, "format {}", args...): throws agf::Error when condition is false.
-#define AGF_CHECK(condition, ...)   \
-  do {                              \
-    if (!(condition)) {             \
-      ::agf::fail(__VA_ARGS__);     \
-    }                               \
+#define AGF_CHECK(condition, ...) \
+  do {                            \
+    if (!(condition)) {           \
+      ::agf::fail(__VA_ARGS__);   \
+    }                             \
   } while (false)

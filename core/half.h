@@ -24,7 +24,7 @@ struct Half {
     if (magnitude < 0x38800000u) {  // result is subnormal (or zero): value / 2^-24, rounded to even
       const float scaled = std::bit_cast<float>(magnitude) * 16777216.0f;  // exact: 2^24
       // scaled < 1024; nearbyint-like round half to even via the float's own rounding.
-      const float rounded = scaled + 8388608.0f - 8388608.0f;                // 2^23 trick
+      const float rounded = scaled + 8388608.0f - 8388608.0f;  // 2^23 trick
       return static_cast<uint16_t>(sign | static_cast<uint32_t>(rounded));
     }
     // normal: rebias exponent (127 -> 15) and round the 23-bit mantissa to 10 bits, ties to even

@@ -16,8 +16,8 @@ namespace agf {
 
 class PhiloxStream {
  public:
-  static constexpr int64_t kLanes = 16;               // blocks per batch
-  static constexpr int64_t kWords = 4 * kLanes;       // words per batch
+  static constexpr int64_t kLanes = 16;          // blocks per batch
+  static constexpr int64_t kWords = 4 * kLanes;  // words per batch
 
 #ifdef __AVX2__
   static constexpr bool kHasSimd = true;

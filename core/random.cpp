@@ -70,8 +70,8 @@ void fill_normal(Tensor& tensor, Generator& generator, double mean, double stdde
 #endif
   fill_with(tensor, "fill_normal", [&](int64_t i) {
     const uint64_t pair = static_cast<uint64_t>(i) & ~uint64_t{1};
-    return normal_value(Philox4x32::bits(seed, offset, pair), Philox4x32::bits(seed, offset, pair + 1), i & 1,
-                        mean, stddev);
+    return normal_value(Philox4x32::bits(seed, offset, pair), Philox4x32::bits(seed, offset, pair + 1), i & 1, mean,
+                        stddev);
   });
 }
 

@@ -31,8 +31,7 @@ void fill_uniform(Tensor& tensor, Generator& generator, double low = 0.0, double
 // Box–Muller: elements 2i and 2i+1 of the stream give a pair of independent normals.
 void fill_normal(Tensor& tensor, Generator& generator, double mean = 0.0, double stddev = 1.0);
 
-Tensor uniform(const Shape& shape, Generator& generator, double low = 0.0, double high = 1.0,
-               DType dtype = DType::f32);
+Tensor uniform(const Shape& shape, Generator& generator, double low = 0.0, double high = 1.0, DType dtype = DType::f32);
 Tensor normal(const Shape& shape, Generator& generator, double mean = 0.0, double stddev = 1.0,
               DType dtype = DType::f32);
 

@@ -38,8 +38,8 @@ std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::j
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* op) {
   const int64_t normalized = axis < 0 ? axis + rank : axis;
-  AGF_CHECK(normalized >= 0 && normalized < rank, "{}: axis {} is out of range for a tensor of rank {}", op,
-            axis, rank);
+  AGF_CHECK(normalized >= 0 && normalized < rank, "{}: axis {} is out of range for a tensor of rank {}", op, axis,
+            rank);
   return normalized;
 }
 

@@ -100,8 +100,8 @@ void check_defined(const Tensor& tensor, const char* op, const char* argument) {
   AGF_CHECK(tensor.defined(), "{}: argument '{}' is an undefined tensor", op, argument);
 }
 void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  AGF_CHECK(a.device() == b.device(), "{}: tensors on different devices ({} and {}); move one with .to(Device)",
-            op, a.description(), b.description());
+  AGF_CHECK(a.device() == b.device(), "{}: tensors on different devices ({} and {}); move one with .to(Device)", op,
+            a.description(), b.description());
 }
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
   AGF_CHECK(a.dtype() == b.dtype(), "{}: dtype mismatch ({} and {})", op, a.description(), b.description());
@@ -211,11 +211,15 @@ Tensor Tensor::to(Device device) const {
 // ---- views ------------------------------------------------------------------------------------------
 
 Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t offset) const {
-  AGF_CHECK(shape.size() == strides.size(), "as_strided: shape {} and strides {} differ in rank",
-            shape_string(shape), shape_string(strides));
+  AGF_CHECK(shape.size() == strides.size(), "as_strided: shape {} and strides {} differ in rank", shape_string(shape),
+            shape_string(strides));
   int64_t lowest = offset, highest = offset;
   for (std::size_t axis = 0; axis < shape.size(); ++axis) {
-    if (shape[axis] == 0) { lowest = offset; highest = offset - 1; break; }
+    if (shape[axis] == 0) {
+      lowest = offset;
+      highest = offset - 1;
+      break;
+    }
     const int64_t reach = (shape[axis] - 1) * strides[axis];
     (reach < 0 ? lowest : highest) += reach;
   }
@@ -244,8 +248,8 @@ Tensor Tensor::view(const Shape& requested) const {
               shape_string(requested), numel_);
     shape[unknown_axis] = numel_ / known;
   }
-  AGF_CHECK(shape_numel(shape) == numel_, "reshape: cannot view {} ({} elements) as {} ({} elements)",
-            description(), numel_, shape_string(shape), shape_numel(shape));
+  AGF_CHECK(shape_numel(shape) == numel_, "reshape: cannot view {} ({} elements) as {} ({} elements)", description(),
+            numel_, shape_string(shape), shape_numel(shape));
   if (is_contiguous()) return Tensor(storage_, dtype_, device_, shape, contiguous_strides(shape), offset_);
   // Non-contiguous: a view exists when each new axis lies within one run of old axes that are
   // themselves laid out contiguously relative to each other (the rule PyTorch's view follows).
@@ -254,8 +258,14 @@ Tensor Tensor::view(const Shape& requested) const {
   const std::size_t old_rank = shape_.size(), new_rank = shape.size();
   while (new_axis < new_rank || old_axis < old_rank) {
     // skip unit axes
-    if (new_axis < new_rank && shape[new_axis] == 1) { strides[new_axis++] = 1; continue; }
-    if (old_axis < old_rank && shape_[old_axis] == 1) { ++old_axis; continue; }
+    if (new_axis < new_rank && shape[new_axis] == 1) {
+      strides[new_axis++] = 1;
+      continue;
+    }
+    if (old_axis < old_rank && shape_[old_axis] == 1) {
+      ++old_axis;
+      continue;
+    }
     if (new_axis >= new_rank || old_axis >= old_rank) break;
     // gather a run of old axes [old_axis, old_end) and new axes [new_axis, new_end) of equal product
     int64_t old_product = shape_[old_axis], new_product = shape[new_axis];
@@ -267,8 +277,8 @@ Tensor Tensor::view(const Shape& requested) const {
       if (old_product < new_product && old_end < old_rank) {
         if (shape_[old_end] != 1) {
           AGF_CHECK(strides_[innermost] == strides_[old_end] * shape_[old_end],
-                    "view: {} with strides {} cannot be viewed as {} without a copy (use reshape)",
-                    description(), shape_string(strides_), shape_string(shape));
+                    "view: {} with strides {} cannot be viewed as {} without a copy (use reshape)", description(),
+                    shape_string(strides_), shape_string(shape));
           innermost = old_end;
         }
         old_product *= shape_[old_end++];
@@ -336,8 +346,8 @@ Tensor Tensor::slice(int64_t axis, int64_t start, int64_t stop, int64_t step) co
 
 Tensor Tensor::select(int64_t axis, int64_t index) const {
   axis = normalize_axis(axis, dim(), "select");
-  AGF_CHECK(index >= -shape_[axis] && index < shape_[axis], "select: index {} out of range for axis {} of {}",
-            index, axis, description());
+  AGF_CHECK(index >= -shape_[axis] && index < shape_[axis], "select: index {} out of range for axis {} of {}", index,
+            axis, description());
   if (index < 0) index += shape_[axis];
   return slice(axis, index, index + 1).squeeze(axis);
 }

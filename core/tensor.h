@@ -27,7 +27,7 @@ class Tensor {
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
   static Tensor ones(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu());
   static Tensor full(const Shape& shape, double value, DType dtype = DType::f32, Device device = Device::cpu());
-  static Tensor scalar(double value, DType dtype = DType::f32);  // rank 0
+  static Tensor scalar(double value, DType dtype = DType::f32);   // rank 0
   static Tensor arange(int64_t count, DType dtype = DType::f32);  // 0, 1, ..., count-1
   // Copies `values` (row-major) into a new CPU tensor of `shape`, converted to `dtype`.
   static Tensor from_vector(const std::vector<double>& values, const Shape& shape, DType dtype = DType::f32);
@@ -48,10 +48,11 @@ class Tensor {
 
   // ---- element access (CPU) ----
   // Pointer to the first element; T must match dtype() (checked).
-  template <class T> T* data() const;
+  template <class T>
+  T* data() const;
   void* raw_data() const;
   const std::shared_ptr<Storage>& storage() const { return storage_; }
-  double item() const;                  // the value of a one-element tensor
+  double item() const;                           // the value of a one-element tensor
   std::vector<double> to_double_vector() const;  // row-major values, any dtype
   std::vector<int64_t> to_int_vector() const;
 
@@ -81,8 +82,7 @@ class Tensor {
   Tensor as_strided(const Shape& shape, const Strides& strides, int64_t offset) const;
 
  private:
-  Tensor(std::shared_ptr<Storage> storage, DType dtype, Device device, Shape shape, Strides strides,
-         int64_t offset);
+  Tensor(std::shared_ptr<Storage> storage, DType dtype, Device device, Shape shape, Strides strides, int64_t offset);
 
   std::shared_ptr<Storage> storage_;
   DType dtype_ = DType::f32;

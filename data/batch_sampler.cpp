@@ -32,7 +32,8 @@ std::vector<BatchSampler::Batch> BatchSampler::epoch_batches(std::uint64_t epoch
   // one generator seed per epoch: SplitMix64 of (seed, epoch) keeps epochs' orders unrelated
   const std::uint64_t epoch_seed = SplitMix64(options_.seed ^ (0x9E3779B97F4A7C15ull * (epoch + 1))).next();
   if (options_.shuffle) seeded_shuffle(order, epoch_seed);
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return lengths_[a] < lengths_[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return lengths_[a] < lengths_[b]; });
   std::vector<Batch> batches;
   Batch current;
   for (std::uint32_t index : order) {

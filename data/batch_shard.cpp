@@ -7,7 +7,8 @@
 namespace agf::data {
 
 std::pair<std::size_t, std::size_t> batch_shard(std::span<const std::uint32_t> row_lengths, int rank, int world_size) {
-  AGF_CHECK(world_size >= 1 && rank >= 0 && rank < world_size, "batch_shard: rank {} of a world of {}", rank, world_size);
+  AGF_CHECK(world_size >= 1 && rank >= 0 && rank < world_size, "batch_shard: rank {} of a world of {}", rank,
+            world_size);
   std::uint64_t total = 0;
   for (std::uint32_t length : row_lengths) total += length;
   // The process of each row, as above, in integers: floor(N · (2·L_<i + l_i) / (2·L)).

@@ -111,7 +111,8 @@ std::vector<std::vector<TokenId>> BpeCodec::encode_lines(const std::vector<std::
   std::vector<std::vector<TokenId>> encoded(lines.size());
   const auto count = static_cast<std::int64_t>(lines.size());
 #pragma omp parallel for schedule(dynamic, 256)
-  for (std::int64_t i = 0; i < count; ++i) encode_append(lines[static_cast<std::size_t>(i)], encoded[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < count; ++i)
+    encode_append(lines[static_cast<std::size_t>(i)], encoded[static_cast<std::size_t>(i)]);
   return encoded;
 }
 

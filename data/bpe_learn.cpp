@@ -59,7 +59,8 @@ std::vector<char32_t> choose_alphabet(const std::vector<std::pair<std::string_vi
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  const std::size_t room = options.vocab_size > std::size_t(first_alphabet_id) ? options.vocab_size - first_alphabet_id : 0;
+  const std::size_t room = options.vocab_size > std::size_t(first_alphabet_id) ? options.vocab_size - first_alphabet_id
+                                                                               : 0;
   std::vector<char32_t> alphabet;
   std::uint64_t covered = 0;
   for (const auto& [code_point, n] : ranked) {

@@ -25,9 +25,9 @@
 namespace agf::data {
 
 struct BpeLearnOptions {
-  std::size_t vocab_size = 8000;      // total, including the 4 specials and 256 byte tokens
+  std::size_t vocab_size = 8000;  // total, including the 4 specials and 256 byte tokens
   double character_coverage = 0.9999;
-  std::uint64_t min_frequency = 2;    // a pair seen fewer times is not worth a token
+  std::uint64_t min_frequency = 2;  // a pair seen fewer times is not worth a token
 };
 
 // Lines must be valid UTF-8 (the caller checks and reports where they are not).

@@ -61,7 +61,8 @@ BpeModel::BpeModel(std::vector<char32_t> alphabet, std::vector<std::pair<TokenId
     std::string surface;
     append_utf8(surface, code_point);
     add_token(char_text(code_point), std::move(surface));
-    if (code_point < 128) ascii_ids_[code_point] = id; else char_ids_.emplace(code_point, id);
+    if (code_point < 128) ascii_ids_[code_point] = id;
+    else char_ids_.emplace(code_point, id);
     hash.add_u32(static_cast<std::uint32_t>(code_point));
   }
   hash.add_u32(static_cast<std::uint32_t>(merges_.size()));
@@ -114,9 +115,10 @@ void check_recorded_layout(const nlohmann::json& json, const BpeModel& model, co
   auto check = [&](const std::string& path, const nlohmann::json& actual) {
     const nlohmann::json::json_pointer field(path);
     if (!json.contains(field)) return;
-    AGF_CHECK(json.at(field) == actual, "'{}': \"{}\" is {} but the model has {} (edited or corrupt file; agf's "
-              "layout is fixed, and the size follows from the alphabet and merges)", name, path.substr(1),
-              json.at(field).dump(), actual.dump());
+    AGF_CHECK(json.at(field) == actual,
+              "'{}': \"{}\" is {} but the model has {} (edited or corrupt file; agf's "
+              "layout is fixed, and the size follows from the alphabet and merges)",
+              name, path.substr(1), json.at(field).dump(), actual.dump());
   };
   check("/vocab_size", model.vocab_size());
   check("/first_alphabet_id", first_alphabet_id);
@@ -149,10 +151,12 @@ BpeModel BpeModel::from_json(const std::string& json_text, const std::string& na
     std::vector<char32_t> alphabet;
     std::unordered_map<std::string, TokenId> ids;
     for (const auto& entry : json.at("alphabet")) {
-      AGF_CHECK(entry.is_string(), "'{}': alphabet entry {} is {}, not a string", name, alphabet.size(), entry.type_name());
+      AGF_CHECK(entry.is_string(), "'{}': alphabet entry {} is {}, not a string", name, alphabet.size(),
+                entry.type_name());
       const auto text = entry.get<std::string>();
       std::size_t position = 0;
-      AGF_CHECK(!text.empty() && is_valid_utf8(text), "'{}': alphabet entry '{}' is not one UTF-8 character", name, text);
+      AGF_CHECK(!text.empty() && is_valid_utf8(text), "'{}': alphabet entry '{}' is not one UTF-8 character", name,
+                text);
       char32_t code_point = decode_utf8(text, position);
       AGF_CHECK(position == text.size(), "'{}': alphabet entry '{}' is not one character", name, text);
       if (code_point == whitespace_marker) code_point = U' ';
@@ -167,7 +171,8 @@ BpeModel BpeModel::from_json(const std::string& json_text, const std::string& na
       const auto left = entry[0].get<std::string>(), right = entry[1].get<std::string>();
       auto left_id = ids.find(left), right_id = ids.find(right);
       AGF_CHECK(left_id != ids.end() && right_id != ids.end(),
-                "'{}': merge {} ('{}', '{}') refers to a token not defined before it", name, merges.size(), left, right);
+                "'{}': merge {} ('{}', '{}') refers to a token not defined before it", name, merges.size(), left,
+                right);
       merges.emplace_back(left_id->second, right_id->second);
       ids.emplace(left + right, next++);
     }
@@ -195,8 +200,13 @@ std::string BpeModel::to_huggingface_json() const {
   for (auto [left, right] : merges_) merges.push_back(texts_[left] + " " + texts_[right]);
   auto added = nlohmann::ordered_json::array();
   for (TokenId id = 0; id < first_byte_id; ++id) {
-    added.push_back({{"id", id}, {"content", texts_[id]}, {"single_word", false}, {"lstrip", false},
-                     {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.push_back({{"id", id},
+                     {"content", texts_[id]},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
   }
   nlohmann::ordered_json json;
   json["version"] = "1.0";
@@ -207,17 +217,25 @@ std::string BpeModel::to_huggingface_json() const {
   // agf-split-v1 as a regular expression over the normalized text (space already replaced by ▁).
   json["pre_tokenizer"] = {
       {"type", "Split"},
-      {"pattern", {{"Regex", "\u2581?(?:\\p{L}|\\p{M})+|\u2581?[0-9]+|\u2581?[\\p{P}\\p{S}&&[^\u2581]]+|\u2581?[^\\p{L}\\p{M}\\p{P}\\p{S}0-9\u2581]+|\u2581"}}},
+      {"pattern",
+       {{"Regex",
+         "\u2581?(?:\\p{L}|\\p{M})+|\u2581?[0-9]+|\u2581?[\\p{P}\\p{S}&&[^\u2581]]+|\u2581?[^\\p{L}\\p{M}\\p{P}\\p{S}0-9\u2581]+|\u2581"}}},
       {"behavior", "Isolated"},
       {"invert", false}};
   json["post_processor"] = nullptr;
   json["decoder"] = {{"type", "Sequence"},
-                     {"decoders", {{{"type", "Replace"}, {"pattern", {{"String", whitespace_marker_utf8}}}, {"content", " "}},
-                                   {{"type", "ByteFallback"}},
-                                   {{"type", "Fuse"}}}}};
-  json["model"] = {{"type", "BPE"},       {"dropout", nullptr},    {"unk_token", "<unk>"},
-                   {"continuing_subword_prefix", nullptr}, {"end_of_word_suffix", nullptr},
-                   {"fuse_unk", false},   {"byte_fallback", true}, {"vocab", std::move(vocab)},
+                     {"decoders",
+                      {{{"type", "Replace"}, {"pattern", {{"String", whitespace_marker_utf8}}}, {"content", " "}},
+                       {{"type", "ByteFallback"}},
+                       {{"type", "Fuse"}}}}};
+  json["model"] = {{"type", "BPE"},
+                   {"dropout", nullptr},
+                   {"unk_token", "<unk>"},
+                   {"continuing_subword_prefix", nullptr},
+                   {"end_of_word_suffix", nullptr},
+                   {"fuse_unk", false},
+                   {"byte_fallback", true},
+                   {"vocab", std::move(vocab)},
                    {"merges", std::move(merges)}};
   return json.dump(1) + "\n";
 }

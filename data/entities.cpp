@@ -41,8 +41,9 @@ std::string decode_entities(std::string_view text) {
     }
     out.append(text.substr(position, amp - position));
     const std::size_t semicolon = text.find(';', amp + 1);
-    const char32_t value =
-        (semicolon != std::string_view::npos && semicolon - amp <= 12) ? reference_value(text.substr(amp + 1, semicolon - amp - 1)) : 0;
+    const char32_t value = (semicolon != std::string_view::npos && semicolon - amp <= 12)
+                               ? reference_value(text.substr(amp + 1, semicolon - amp - 1))
+                               : 0;
     if (value != 0) {
       append_utf8(out, value);
       position = semicolon + 1;

@@ -18,8 +18,8 @@ std::string lower(std::string_view text) {
 }
 
 bool is_void_element(std::string_view name) {
-  static constexpr std::string_view names[] = {"area", "base", "br", "col", "embed", "hr", "img", "input",
-                                               "link", "meta", "source", "track", "wbr"};
+  static constexpr std::string_view names[] = {"area",  "base", "br",   "col",    "embed", "hr", "img",
+                                               "input", "link", "meta", "source", "track", "wbr"};
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 

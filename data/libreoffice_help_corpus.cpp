@@ -29,7 +29,8 @@ constexpr const char* german_package = "libreoffice-help-de";
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) {
-    if (c == '\'') quoted += "'\\''"; else quoted += c;
+    if (c == '\'') quoted += "'\\''";
+    else quoted += c;
   }
   return quoted + "'";
 }
@@ -57,7 +58,8 @@ std::string download_and_unpack(const fs::path& work) {
     std::string deb;
     for (const auto& entry : fs::directory_iterator(work)) {
       const std::string name = entry.path().filename().string();
-      if (name.rfind(std::string(package) + "_", 0) == 0 && entry.path().extension() == ".deb") deb = entry.path().string();
+      if (name.rfind(std::string(package) + "_", 0) == 0 && entry.path().extension() == ".deb")
+        deb = entry.path().string();
     }
     AGF_CHECK(!deb.empty(), "apt-get download did not leave a {} .deb in {}", package, work.string());
     const std::string version = run_command(fmt::format("dpkg-deb -f {} Version", shell_quote(deb)));
@@ -127,11 +129,23 @@ std::vector<Pair> filter_pairs(std::vector<Pair> pairs, LibreOfficeHelpReport& r
   std::vector<Pair> kept;
   std::unordered_set<std::string> seen;
   for (auto& pair : pairs) {
-    if (pair.en.empty() || pair.de.empty()) { ++report.dropped_empty; continue; }
-    if (pair.en == pair.de) { ++report.dropped_identical; continue; }
-    if (!is_valid_utf8(pair.en) || !is_valid_utf8(pair.de)) { ++report.dropped_invalid; continue; }
+    if (pair.en.empty() || pair.de.empty()) {
+      ++report.dropped_empty;
+      continue;
+    }
+    if (pair.en == pair.de) {
+      ++report.dropped_identical;
+      continue;
+    }
+    if (!is_valid_utf8(pair.en) || !is_valid_utf8(pair.de)) {
+      ++report.dropped_invalid;
+      continue;
+    }
     // '\n' cannot occur (whitespace is collapsed), so "en\nde" identifies the pair
-    if (!seen.insert(pair.en + "\n" + pair.de).second) { ++report.dropped_duplicate; continue; }
+    if (!seen.insert(pair.en + "\n" + pair.de).second) {
+      ++report.dropped_duplicate;
+      continue;
+    }
     kept.push_back(std::move(pair));
   }
   report.pairs = kept.size();
@@ -177,7 +191,8 @@ LibreOfficeHelpReport build_libreoffice_help(const LibreOfficeHelpOptions& optio
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   seeded_shuffle(order, options.seed);
   std::vector<std::size_t> valid(order.begin(), order.begin() + options.valid_size);
-  std::vector<std::size_t> test(order.begin() + options.valid_size, order.begin() + options.valid_size + options.test_size);
+  std::vector<std::size_t> test(order.begin() + options.valid_size,
+                                order.begin() + options.valid_size + options.test_size);
   std::vector<std::size_t> train(order.begin() + options.valid_size + options.test_size, order.end());
   for (auto* split : {&train, &valid, &test}) std::sort(split->begin(), split->end());
   report.train = train.size();

@@ -10,7 +10,7 @@ CharClass classify(char32_t c) {
     if ((c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z')) return CharClass::letter;
     return CharClass::punctuation;
   }
-  if (c < 0xA0) return CharClass::other;  // C1 controls
+  if (c < 0xA0) return CharClass::other;   // C1 controls
   if (c == 0xA0) return CharClass::other;  // no-break space
   if ((c >= 0xA1 && c <= 0xBF) || c == 0xD7 || c == 0xF7) return CharClass::punctuation;
   if (c >= 0x2000 && c <= 0x200F) return CharClass::other;  // typographic spaces, zero-width marks

@@ -20,8 +20,8 @@ std::vector<std::int32_t> decoder_target(std::span<const std::int32_t> target_id
 
 struct SequenceBatch {
   std::size_t rows = 0;
-  std::size_t source_length = 0;  // columns of encoder_input
-  std::size_t target_length = 0;  // columns of decoder_input and decoder_target
+  std::size_t source_length = 0;             // columns of encoder_input
+  std::size_t target_length = 0;             // columns of decoder_input and decoder_target
   std::vector<std::int32_t> encoder_input;   // rows x source_length
   std::vector<std::int32_t> decoder_input;   // rows x target_length
   std::vector<std::int32_t> decoder_target;  // rows x target_length

@@ -88,10 +88,12 @@ std::string run_lzma(lzma_stream& stream, std::string_view input, const std::str
     output.append(buffer, sizeof buffer - stream.avail_out);
   }
   lzma_end(&stream);
-  AGF_CHECK(status != LZMA_MEMLIMIT_ERROR, "'{}': xz data needs more than {} MiB to decompress (a dictionary larger "
-            "than xz -9e uses: corrupt, or not made for agf)", name_for_errors, xz_memory_limit >> 20);
-  AGF_CHECK(status == LZMA_STREAM_END, "'{}': xz data is corrupt or truncated (liblzma status {})",
-            name_for_errors, static_cast<int>(status));
+  AGF_CHECK(status != LZMA_MEMLIMIT_ERROR,
+            "'{}': xz data needs more than {} MiB to decompress (a dictionary larger "
+            "than xz -9e uses: corrupt, or not made for agf)",
+            name_for_errors, xz_memory_limit >> 20);
+  AGF_CHECK(status == LZMA_STREAM_END, "'{}': xz data is corrupt or truncated (liblzma status {})", name_for_errors,
+            static_cast<int>(status));
   return output;
 }
 }  // namespace

@@ -52,8 +52,8 @@ char32_t decode_utf8(std::string_view text, std::size_t& position) {
     case 2: return (char32_t(bytes[0] & 0x1F) << 6) | (bytes[1] & 0x3F);
     case 3: return (char32_t(bytes[0] & 0x0F) << 12) | (char32_t(bytes[1] & 0x3F) << 6) | (bytes[2] & 0x3F);
     default:
-      return (char32_t(bytes[0] & 0x07) << 18) | (char32_t(bytes[1] & 0x3F) << 12) |
-             (char32_t(bytes[2] & 0x3F) << 6) | (bytes[3] & 0x3F);
+      return (char32_t(bytes[0] & 0x07) << 18) | (char32_t(bytes[1] & 0x3F) << 12) | (char32_t(bytes[2] & 0x3F) << 6) |
+             (bytes[3] & 0x3F);
   }
 }
 

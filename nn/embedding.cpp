@@ -7,7 +7,8 @@
 namespace agf::nn {
 
 Embedding::Embedding(int64_t vocabulary_size, int64_t features, Generator& generator, DType dtype) {
-  AGF_CHECK(vocabulary_size > 0 && features > 0, "Embedding: sizes must be positive, got [{}, {}]", vocabulary_size, features);
+  AGF_CHECK(vocabulary_size > 0 && features > 0, "Embedding: sizes must be positive, got [{}, {}]", vocabulary_size,
+            features);
   weight_ = register_parameter("weight", normal({vocabulary_size, features}, generator, 0.0,
                                                 1.0 / std::sqrt(static_cast<double>(features)), dtype));
 }

@@ -45,9 +45,10 @@ Variable FeedForward::forward(const Variable& x) const { return fc2_->forward(re
 EncoderLayer::EncoderLayer(const TransformerConfig& config, Generator& generator, DType dtype,
                            const Variable& shared_t5_table)
     : config_(config) {
-  self_attn_ = register_module("self_attn", std::make_shared<MultiHeadAttention>(
-      config.d_model, config.heads, self_attention_positional(config), AttentionKind::bidirectional, generator, dtype,
-      config.dropout, shared_t5_table));
+  self_attn_ = register_module(
+      "self_attn", std::make_shared<MultiHeadAttention>(config.d_model, config.heads, self_attention_positional(config),
+                                                        AttentionKind::bidirectional, generator, dtype, config.dropout,
+                                                        shared_t5_table));
   ffn_ = register_module("ffn", std::make_shared<FeedForward>(config.d_model, config.ffn, generator, dtype));
   norm1_ = register_module("norm1", std::make_shared<LayerNorm>(config.d_model, 1e-5, dtype));
   norm2_ = register_module("norm2", std::make_shared<LayerNorm>(config.d_model, 1e-5, dtype));
@@ -55,9 +56,10 @@ EncoderLayer::EncoderLayer(const TransformerConfig& config, Generator& generator
 
 Variable EncoderLayer::forward(const Variable& x, const Tensor& source_lengths, DropoutStream& dropout) {
   Generator* attention_dropout = training() ? &dropout.generator() : nullptr;
-  const Variable attended = residual(x, *norm1_, config_.pre_norm, config_.dropout, dropout, training(), [&](const Variable& h) {
-    return self_attn_->forward(h, h, source_lengths, attention_dropout);
-  });
+  const Variable attended = residual(x, *norm1_, config_.pre_norm, config_.dropout, dropout, training(),
+                                     [&](const Variable& h) {
+                                       return self_attn_->forward(h, h, source_lengths, attention_dropout);
+                                     });
   return residual(attended, *norm2_, config_.pre_norm, config_.dropout, dropout, training(),
                   [&](const Variable& h) { return ffn_->forward(h); });
 }
@@ -65,12 +67,14 @@ Variable EncoderLayer::forward(const Variable& x, const Tensor& source_lengths, 
 DecoderLayer::DecoderLayer(const TransformerConfig& config, Generator& generator, DType dtype,
                            const Variable& shared_t5_table)
     : config_(config) {
-  self_attn_ = register_module("self_attn", std::make_shared<MultiHeadAttention>(
-      config.d_model, config.heads, self_attention_positional(config), AttentionKind::causal, generator, dtype,
-      config.dropout, shared_t5_table));
+  self_attn_ = register_module(
+      "self_attn",
+      std::make_shared<MultiHeadAttention>(config.d_model, config.heads, self_attention_positional(config),
+                                           AttentionKind::causal, generator, dtype, config.dropout, shared_t5_table));
   PositionalConfig no_position;  // cross-attention never carries a positional term (SPEC §2)
-  cross_attn_ = register_module("cross_attn", std::make_shared<MultiHeadAttention>(
-      config.d_model, config.heads, no_position, AttentionKind::cross, generator, dtype, config.dropout));
+  cross_attn_ = register_module("cross_attn", std::make_shared<MultiHeadAttention>(config.d_model, config.heads,
+                                                                                   no_position, AttentionKind::cross,
+                                                                                   generator, dtype, config.dropout));
   ffn_ = register_module("ffn", std::make_shared<FeedForward>(config.d_model, config.ffn, generator, dtype));
   norm1_ = register_module("norm1", std::make_shared<LayerNorm>(config.d_model, 1e-5, dtype));
   norm2_ = register_module("norm2", std::make_shared<LayerNorm>(config.d_model, 1e-5, dtype));
@@ -116,9 +120,12 @@ template class Stack<DecoderLayer>;
 Transformer::Transformer(TransformerConfig config, uint64_t seed, DType dtype) : config_(std::move(config)) {
   config_.validate();
   Generator generator(seed);
-  embedding_ = register_module("embedding", std::make_shared<Embedding>(config_.vocabulary_size, config_.d_model, generator, dtype));
-  encoder_ = register_module("encoder", std::make_shared<Stack<EncoderLayer>>(config_, config_.encoder_layers, generator, dtype));
-  decoder_ = register_module("decoder", std::make_shared<Stack<DecoderLayer>>(config_, config_.decoder_layers, generator, dtype));
+  embedding_ = register_module("embedding",
+                               std::make_shared<Embedding>(config_.vocabulary_size, config_.d_model, generator, dtype));
+  encoder_ = register_module("encoder",
+                             std::make_shared<Stack<EncoderLayer>>(config_, config_.encoder_layers, generator, dtype));
+  decoder_ = register_module("decoder",
+                             std::make_shared<Stack<DecoderLayer>>(config_, config_.decoder_layers, generator, dtype));
 }
 
 Variable Transformer::embed(const Tensor& ids, DropoutStream& dropout) {
@@ -162,10 +169,12 @@ Variable Transformer::forward(const Tensor& encoder_input, const Tensor& source_
 std::vector<std::pair<std::string, const PositionalEncoding*>> Transformer::positional_encodings() const {
   std::vector<std::pair<std::string, const PositionalEncoding*>> found;
   for (std::size_t l = 0; l < encoder_->layers.size(); ++l) {
-    found.emplace_back(fmt::format("encoder.layers.{}.self_attn.pos", l), &encoder_->layers[l]->self_attention().positional());
+    found.emplace_back(fmt::format("encoder.layers.{}.self_attn.pos", l),
+                       &encoder_->layers[l]->self_attention().positional());
   }
   for (std::size_t l = 0; l < decoder_->layers.size(); ++l) {
-    found.emplace_back(fmt::format("decoder.layers.{}.self_attn.pos", l), &decoder_->layers[l]->self_attention().positional());
+    found.emplace_back(fmt::format("decoder.layers.{}.self_attn.pos", l),
+                       &decoder_->layers[l]->self_attention().positional());
   }
   return found;
 }

@@ -13,18 +13,18 @@
 namespace agf::nn {
 
 namespace {
-constexpr std::array<std::string_view, 11> kSchemes = {"sinusoidal", "none", "rope", "alibi", "alibi-mult", "t5",
-                                                       "kerple-log", "kerple-power", "agf-b", "agf-m", "agf-f"};
+constexpr std::array<std::string_view, 11> kSchemes = {
+    "sinusoidal", "none", "rope", "alibi", "alibi-mult", "t5", "kerple-log", "kerple-power", "agf-b", "agf-m", "agf-f"};
 bool is_coefficient_scheme(const std::string& pos) {
   return pos == "alibi-mult" || pos == "agf-b" || pos == "agf-m" || pos == "agf-f";
 }
 
 // Upper bounds far above any model agf can train (paper-big: d_model 1024, 3 + 3 layers, ~100M weights),
 // so that a config read from an edited or corrupt checkpoint fails here instead of allocating for minutes.
-constexpr int64_t kMaxWidth = 1 << 16;            // d_model, heads, ffn
-constexpr int64_t kMaxLayers = 1024;              // encoder or decoder
-constexpr int64_t kMaxVocabulary = 1 << 24;       // token ids are int32
-constexpr int64_t kMaxDistance = 1 << 20;         // L
+constexpr int64_t kMaxWidth = 1 << 16;       // d_model, heads, ffn
+constexpr int64_t kMaxLayers = 1024;         // encoder or decoder
+constexpr int64_t kMaxVocabulary = 1 << 24;  // token ids are int32
+constexpr int64_t kMaxDistance = 1 << 20;    // L
 constexpr double kMaxParameters = 1e10;
 
 }  // namespace
@@ -69,19 +69,24 @@ void TransformerConfig::validate() const {
   AGF_CHECK(vocabulary_size > 0, "model config: vocabulary size must be positive, got {}", vocabulary_size);
   AGF_CHECK(std::find(kSchemes.begin(), kSchemes.end(), pos) != kSchemes.end(),
             "unknown positional scheme '{}' (expected one of: {})", pos, fmt::join(kSchemes, ", "));
-  AGF_CHECK(!pcmv || is_coefficient_scheme(pos), "--pcmv applies to coefficient schemes (agf-b, agf-m, agf-f, "
-            "alibi-mult), not to '{}'", pos);
+  AGF_CHECK(!pcmv || is_coefficient_scheme(pos),
+            "--pcmv applies to coefficient schemes (agf-b, agf-m, agf-f, "
+            "alibi-mult), not to '{}'",
+            pos);
   AGF_CHECK(max_distance >= 1, "model config: max distance L must be at least 1, got {}", max_distance);
   AGF_CHECK(std::isfinite(k), "model config: the LC1 exponent k must be finite, got {}", k);
-  for (const auto& [name, value, limit] : {std::tuple{"d_model", d_model, kMaxWidth}, std::tuple{"heads", heads, kMaxWidth},
-                                           std::tuple{"ffn", ffn, kMaxWidth}, std::tuple{"encoder_layers", encoder_layers, kMaxLayers},
-                                           std::tuple{"decoder_layers", decoder_layers, kMaxLayers},
-                                           std::tuple{"vocabulary_size", vocabulary_size, kMaxVocabulary},
-                                           std::tuple{"max_distance", max_distance, kMaxDistance}}) {
+  for (const auto& [name, value, limit] :
+       {std::tuple{"d_model", d_model, kMaxWidth}, std::tuple{"heads", heads, kMaxWidth},
+        std::tuple{"ffn", ffn, kMaxWidth}, std::tuple{"encoder_layers", encoder_layers, kMaxLayers},
+        std::tuple{"decoder_layers", decoder_layers, kMaxLayers},
+        std::tuple{"vocabulary_size", vocabulary_size, kMaxVocabulary},
+        std::tuple{"max_distance", max_distance, kMaxDistance}}) {
     AGF_CHECK(value <= limit, "model config: {} {} is above agf's limit of {}", name, value, limit);
   }
-  AGF_CHECK(approximate_parameters() <= kMaxParameters, "model config: about {:.3g} parameters, above agf's "
-            "limit of {:.0e}", approximate_parameters(), kMaxParameters);
+  AGF_CHECK(approximate_parameters() <= kMaxParameters,
+            "model config: about {:.3g} parameters, above agf's "
+            "limit of {:.0e}",
+            approximate_parameters(), kMaxParameters);
   AGF_CHECK(pos != "rope" || head_dim() % 2 == 0, "rope needs an even head size, got {}", head_dim());
 }
 
@@ -116,8 +121,10 @@ TransformerConfig TransformerConfig::from_metadata(const std::map<std::string, s
   };
   auto real = [&](const std::string& key) {
     const std::optional<double> value = parse_number<double>(get(key));
-    AGF_CHECK(value.has_value() && std::isfinite(*value), "checkpoint metadata 'agf.config.{}' is not a finite number: "
-              "'{}'", key, get(key));
+    AGF_CHECK(value.has_value() && std::isfinite(*value),
+              "checkpoint metadata 'agf.config.{}' is not a finite number: "
+              "'{}'",
+              key, get(key));
     return *value;
   };
   auto boolean = [&](const std::string& key) { return get(key) == "true"; };

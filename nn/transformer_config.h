@@ -14,9 +14,9 @@ struct TransformerConfig {
   int64_t ffn = 1024;
   int64_t encoder_layers = 3;
   int64_t decoder_layers = 3;
-  double dropout = 0.1;            // embeddings, after each sublayer, and on attention weights
-  bool pre_norm = false;           // post-norm (the original Transformer) by default
-  int64_t vocabulary_size = 0;     // from the BPE model
+  double dropout = 0.1;         // embeddings, after each sublayer, and on attention weights
+  bool pre_norm = false;        // post-norm (the original Transformer) by default
+  int64_t vocabulary_size = 0;  // from the BPE model
 
   // Position: `pos` is a scheme of SPEC §5 ("sinusoidal", "none", "rope", "alibi", "alibi-mult", "t5",
   // "kerple-log", "kerple-power", "agf-b", "agf-m", "agf-f"); `pcmv` applies a coefficient scheme to the
@@ -24,8 +24,8 @@ struct TransformerConfig {
   std::string pos = "agf-m";
   bool pcmv = true;
   bool abs_pe = false;
-  int64_t max_distance = 256;      // L
-  double k = 2.0;                  // the LC1 exponent
+  int64_t max_distance = 256;  // L
+  double k = 2.0;              // the LC1 exponent
   bool learnable_k = false;
 
   // Sinusoidal embeddings are added when pos == "sinusoidal" or abs_pe.

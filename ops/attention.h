@@ -25,14 +25,25 @@
 
 namespace agf::ops {
 
-enum class PositionalScheme : uint8_t { none, rope, alibi, alibi_mult, t5, kerple_log, kerple_power, agf_b, agf_m, agf_f };
+enum class PositionalScheme : uint8_t {
+  none,
+  rope,
+  alibi,
+  alibi_mult,
+  t5,
+  kerple_log,
+  kerple_power,
+  agf_b,
+  agf_m,
+  agf_f
+};
 
 inline constexpr std::array<PositionalScheme, 10> kPositionalSchemes = {
-    PositionalScheme::none,       PositionalScheme::rope,       PositionalScheme::alibi,        PositionalScheme::alibi_mult,
-    PositionalScheme::t5,         PositionalScheme::kerple_log, PositionalScheme::kerple_power, PositionalScheme::agf_b,
-    PositionalScheme::agf_m,      PositionalScheme::agf_f};
+    PositionalScheme::none,  PositionalScheme::rope,       PositionalScheme::alibi,        PositionalScheme::alibi_mult,
+    PositionalScheme::t5,    PositionalScheme::kerple_log, PositionalScheme::kerple_power, PositionalScheme::agf_b,
+    PositionalScheme::agf_m, PositionalScheme::agf_f};
 
-std::string_view scheme_name(PositionalScheme scheme);  // "agf-m", "kerple-log", ...
+std::string_view scheme_name(PositionalScheme scheme);            // "agf-m", "kerple-log", ...
 PositionalScheme parse_positional_scheme(std::string_view name);  // the names above; error lists them
 
 // How a scheme's positional table enters the score, said once (table_use); the predicates below and the GPU
@@ -45,10 +56,10 @@ enum class TableUse : uint8_t {
 };
 TableUse table_use(PositionalScheme scheme);
 
-bool has_coefficient(PositionalScheme scheme);  // coefficient or feature_coefficient: alibi-mult, agf-b/m/f
-bool has_score_bias(PositionalScheme scheme);   // bias: alibi, t5, kerple-log, kerple-power
-bool is_per_feature(PositionalScheme scheme);   // feature_coefficient: agf-f
-bool is_gravitational(PositionalScheme scheme); // agf-b, agf-m, agf-f: C = LC1 · lc2 · lc3
+bool has_coefficient(PositionalScheme scheme);   // coefficient or feature_coefficient: alibi-mult, agf-b/m/f
+bool has_score_bias(PositionalScheme scheme);    // bias: alibi, t5, kerple-log, kerple-power
+bool is_per_feature(PositionalScheme scheme);    // feature_coefficient: agf-f
+bool is_gravitational(PositionalScheme scheme);  // agf-b, agf-m, agf-f: C = LC1 · lc2 · lc3
 
 // ---- the positional parameters, described once ----------------------------------------------------------
 // kPositionalParameterTable says, for each parameter an attention module may own, its name, its shape and
@@ -67,10 +78,10 @@ enum class PositionalParameter : uint8_t { G, rho, k, lc2, lc3, t5_table, r1, r2
 
 struct PositionalParameterSpec {
   PositionalParameter id;
-  std::string_view name;                                    // as errors, gradient checks and `agf inspect` say it
+  std::string_view name;  // as errors, gradient checks and `agf inspect` say it
   Shape (*shape)(int64_t heads, int64_t max_distance, int64_t head_dim);
   bool (*owned_by)(PositionalScheme scheme);
-  bool optional;                                            // absent even where owned (k: when not learnable)
+  bool optional;  // absent even where owned (k: when not learnable)
 };
 
 // Every parameter, in the order of PositionalParameter (autograd's inputs 3, 4, ... follow it).
@@ -107,11 +118,11 @@ using PositionalParameters = PositionalSet<Tensor>;
 
 struct AttentionOptions {
   PositionalScheme scheme = PositionalScheme::none;
-  bool pcmv = false;            // apply the coefficient to the values too (coefficient schemes only)
-  bool causal = false;          // mask n > m (decoder self-attention)
-  int64_t max_distance = 256;   // L: lc2/lc3 are indexed by i = min(D, L-1)
-  double k = 2.0;               // the LC1 exponent when PositionalParameters::k is undefined
-  double dropout = 0.0;         // on the attention weights a (not on C); 0 = off
+  bool pcmv = false;                              // apply the coefficient to the values too (coefficient schemes only)
+  bool causal = false;                            // mask n > m (decoder self-attention)
+  int64_t max_distance = 256;                     // L: lc2/lc3 are indexed by i = min(D, L-1)
+  double k = 2.0;                                 // the LC1 exponent when PositionalParameters::k is undefined
+  double dropout = 0.0;                           // on the attention weights a (not on C); 0 = off
   uint64_t dropout_seed = 0, dropout_offset = 0;  // the Philox stream of the dropout mask
 };
 
@@ -124,9 +135,9 @@ struct AttentionSaved {
   Tensor scaled_dot;       // P  [B, H, Tq, Tk] (only for agf-b, agf-m, alibi-mult: ∂L/∂C needs it)
   Tensor table;            // the positional table (f64 on the CPU), see positional_table_forward
   // Fused CUDA kernel only (undefined otherwise):
-  Tensor output;           // o, the forward's output: the backward's Δ[m] = Σ_j g[m,j]·o[m,j]
-  Tensor row_logsumexp;    // [B, H, Tq] ln Σ_n exp(s[m,n]) over the visible keys (+inf for a row with none), f32
-                           // (f64 for f64): the backward recomputes a = exp(s - row_logsumexp)
+  Tensor output;         // o, the forward's output: the backward's Δ[m] = Σ_j g[m,j]·o[m,j]
+  Tensor row_logsumexp;  // [B, H, Tq] ln Σ_n exp(s[m,n]) over the visible keys (+inf for a row with none), f32
+                         // (f64 for f64): the backward recomputes a = exp(s - row_logsumexp)
 };
 
 struct AttentionForward {

@@ -181,7 +181,7 @@ struct PairGeometry {
 // or, when causal, keys after the tile's last query).
 struct QueryTile {
   int64_t bh = 0, b = 0, h = 0, m0 = 0, rows_end = 0;
-  int64_t length = 0;   // key_length(b)
+  int64_t length = 0;  // key_length(b)
   int64_t key_end = 0;
 
   AGF_HOST_DEVICE QueryTile(const PairGeometry& P, int64_t block, int kBlock) {
@@ -211,8 +211,8 @@ struct DropoutMask {
 template <class Acc>
 struct PairGradient {
   Acc value_weight;  // W = a' (· C with PCM-V): multiplies g into ∂L/∂v
-  Acc score_grad;    // ∂L/∂P = ∂L/∂s · C (coefficient) or ∂L/∂s: multiplies k into ∂L/∂q, q into ∂L/∂k
-  Acc table_grad;    // ∂L/∂C (gs·P, + gW·a' with PCM-V) or ∂L/∂bias (gs) of this pair
+  Acc score_grad;  // ∂L/∂P = ∂L/∂s · C (coefficient) or ∂L/∂s: multiplies k into ∂L/∂q, q into ∂L/∂k
+  Acc table_grad;  // ∂L/∂C (gs·P, + gW·a' with PCM-V) or ∂L/∂bias (gs) of this pair
 };
 
 // Everything the fused kernels read and write. S is the storage type of q, k, v, o, g and the gradients
@@ -228,18 +228,18 @@ struct FusedAttention {
   DropoutMask dropout;
   Acc keep_scale = 1;  // 1/(1-p): a' = a·keep_scale where kept
 
-  HeadRows<S*> out;              // forward: o [B, H, Tq, dk]
+  HeadRows<S*> out;  // forward: o [B, H, Tq, dk]
   // forward, 16-bit storage only: o once more in the compute type (null otherwise). The backward's Δ is
   // Σ_j g·o, and from an o rounded to 16 bits every ∂L/∂s would shift by a·(rounding of Δ); summed over the
   // pairs of a diagonal — sums that mostly cancel — that error dominates the positional gradient.
   HeadRows<Acc*> out_compute;
   Acc* row_logsumexp = nullptr;  // forward writes, backward reads: [B, H, Tq] contiguous
 
-  HeadRows<const S*> grad;                 // backward: g = ∂L/∂o
-  HeadRows<const Acc*> saved_out;          // backward: the forward's o in the compute type (out or out_compute)
-  Acc* delta = nullptr;                    // backward: Δ [B, H, Tq] contiguous
-  HeadRows<S*> grad_q, grad_k, grad_v;     // backward outputs (∂L/∂q̃, ∂L/∂k̃ before rope's transpose)
-  Acc* grad_table = nullptr;               // backward: ∂L/∂table [2, H, distances], accumulated (+=)
+  HeadRows<const S*> grad;              // backward: g = ∂L/∂o
+  HeadRows<const Acc*> saved_out;       // backward: the forward's o in the compute type (out or out_compute)
+  Acc* delta = nullptr;                 // backward: Δ [B, H, Tq] contiguous
+  HeadRows<S*> grad_q, grad_k, grad_v;  // backward outputs (∂L/∂q̃, ∂L/∂k̃ before rope's transpose)
+  Acc* grad_table = nullptr;            // backward: ∂L/∂table [2, H, distances], accumulated (+=)
 
   AGF_HOST_DEVICE Acc positional(int64_t h, int64_t m, int64_t n) const { return table[pairs.table_entry(h, m, n)]; }
 
@@ -263,9 +263,9 @@ struct FusedAttention {
     const Acc position = term == ScoreTerm::none ? Acc(0) : positional(h, m, n);
     const Acc coefficient = term == ScoreTerm::coefficient ? position : Acc(1);
     const Acc a = exp_of(score(scaled_dot, position) - lse);
-    const Acc dropped = a * keep(b, h, m, n);                    // a'
+    const Acc dropped = a * keep(b, h, m, n);                            // a'
     const Acc weight_grad = pcmv ? value_dot * coefficient : value_dot;  // ∂L/∂a'
-    const Acc gs = dropped * weight_grad - a * row_delta;       // ∂L/∂s
+    const Acc gs = dropped * weight_grad - a * row_delta;                // ∂L/∂s
     PairGradient<Acc> out;
     out.value_weight = pcmv ? dropped * coefficient : dropped;
     out.score_grad = gs * coefficient;
@@ -338,14 +338,15 @@ struct Tile {
   static constexpr int kRows = kBlock / kSide;               // tile rows per thread: ty + 16·i
   static constexpr int kCols = kBlock / kSide;               // score columns per thread: tx + 16·c
   static constexpr int kFeatures = kHeadDim / kSide;         // output features per thread: tx + 16·f
-  static constexpr int kRowStride = kHeadDim + 1;            // shared [kBlock, kHeadDim] rows, +1 against bank conflicts
+  static constexpr int kRowStride = kHeadDim + 1;  // shared [kBlock, kHeadDim] rows, +1 against bank conflicts
   static constexpr int kScoreStride = kBlock + 1;
-  static constexpr int kMatrix = kBlock * kRowStride;        // elements of a shared q/k/v/g tile
-  static constexpr int kScores = kBlock * kScoreStride;      // elements of a shared score tile
-  static constexpr int kDiagonals = 2 * kBlock - 1;          // d = m - n within a tile pair
+  static constexpr int kMatrix = kBlock * kRowStride;    // elements of a shared q/k/v/g tile
+  static constexpr int kScores = kBlock * kScoreStride;  // elements of a shared score tile
+  static constexpr int kDiagonals = 2 * kBlock - 1;      // d = m - n within a tile pair
   // Shared memory, in elements of Acc.
-  static constexpr int kForwardShared = 3 * kMatrix + kScores;                      // q, k, v, W
-  static constexpr int kBackwardShared = 4 * kMatrix + 2 * kScores + 2 * kBlock + 2 * kBlock;  // q, k, v, g, W, gP, lse, Δ, diagonals
+  static constexpr int kForwardShared = 3 * kMatrix + kScores;  // q, k, v, W
+  static constexpr int kBackwardShared = 4 * kMatrix + 2 * kScores + 2 * kBlock +
+                                         2 * kBlock;  // q, k, v, g, W, gP, lse, Δ, diagonals
   static_assert(kBlock % kSide == 0 && kHeadDim % kSide == 0, "tiles are multiples of 16");
 };
 
@@ -388,11 +389,15 @@ struct QueryState {
 
 struct MaxOp {
   template <class Acc>
-  AGF_HOST_DEVICE Acc operator()(Acc a, Acc b) const { return larger(a, b); }
+  AGF_HOST_DEVICE Acc operator()(Acc a, Acc b) const {
+    return larger(a, b);
+  }
 };
 struct SumOp {
   template <class Acc>
-  AGF_HOST_DEVICE Acc operator()(Acc a, Acc b) const { return a + b; }
+  AGF_HOST_DEVICE Acc operator()(Acc a, Acc b) const {
+    return a + b;
+  }
 };
 
 // Storage <-> compute conversions. HostIo serves float, double, agf::Half, agf::BFloat16 (explicit float
@@ -422,8 +427,8 @@ AGF_FUSED_FN void load_tile(int tid, typename Io::Acc* tile, const HeadRows<Poin
   for (int e = tid; e < Shape::kBlock * kHeadDim; e += kThreads) {
     const int r = e / kHeadDim, j = e % kHeadDim;
     const int64_t t = first + r;
-    tile[r * Shape::kRowStride + j] =
-        (t < count && j < head_dim) ? Io::load(source.row(b, h, t)[j]) : typename Io::Acc(0);
+    tile[r * Shape::kRowStride + j] = (t < count && j < head_dim) ? Io::load(source.row(b, h, t)[j])
+                                                                  : typename Io::Acc(0);
   }
 }
 
@@ -606,12 +611,12 @@ AGF_FUSED_FN typename Io::Acc row_delta(const typename Io::Storage* g, const typ
 // ∂L/∂P into gp and (when w is not null) W into w, and adds the table gradient of each pair into its
 // diagonal d = m - n of `diagonals` (when not null; index r - col + kBlock - 1).
 template <class Io, int kHeadDim, class Exec>
-AGF_FUSED_FN void tile_pair_gradients(Exec& ex, int tid, const FusedAttention<typename Io::Storage, typename Io::Acc>& A,
-                                      int64_t b, int64_t h, int64_t length, int64_t m0, int64_t n0,
-                                      const typename Io::Acc* sq, const typename Io::Acc* sk,
-                                      const typename Io::Acc* sg, const typename Io::Acc* sv,
-                                      const typename Io::Acc* slse, const typename Io::Acc* sdelta,
-                                      typename Io::Acc* w, typename Io::Acc* gp, typename Io::Acc* diagonals) {
+AGF_FUSED_FN void
+tile_pair_gradients(Exec& ex, int tid, const FusedAttention<typename Io::Storage, typename Io::Acc>& A, int64_t b,
+                    int64_t h, int64_t length, int64_t m0, int64_t n0, const typename Io::Acc* sq,
+                    const typename Io::Acc* sk, const typename Io::Acc* sg, const typename Io::Acc* sv,
+                    const typename Io::Acc* slse, const typename Io::Acc* sdelta, typename Io::Acc* w,
+                    typename Io::Acc* gp, typename Io::Acc* diagonals) {
   using Acc = typename Io::Acc;
   using Shape = Tile<Acc, kHeadDim>;
   const int ty = tid / kSide, tx = tid % kSide;
@@ -628,7 +633,8 @@ AGF_FUSED_FN void tile_pair_gradients(Exec& ex, int tid, const FusedAttention<ty
       const int64_t n = n0 + col;
       Acc value_weight = 0, score_grad = 0;
       if (A.pairs.visible(length, m, n)) {
-        const PairGradient<Acc> pg = A.pair_gradient(b, h, m, n, A.scale * dot[i][c], value_dot[i][c], slse[r], sdelta[r]);
+        const PairGradient<Acc> pg = A.pair_gradient(b, h, m, n, A.scale * dot[i][c], value_dot[i][c], slse[r],
+                                                     sdelta[r]);
         value_weight = pg.value_weight;
         score_grad = pg.score_grad;
         if (diagonals != nullptr && pg.table_grad != Acc(0)) {
@@ -700,7 +706,8 @@ AGF_FUSED_FN void key_value_block(Exec& ex, const FusedAttention<typename Io::St
     });
     ex.sync();  // k, v (first tile), q, g, lse, Δ loaded; the diagonals zeroed
     ex.for_threads([&](int tid, State&) {
-      tile_pair_gradients<Io, kHeadDim>(ex, tid, A, b, h, length, m0, n0, sq, sk, sg, sv, slse, sdelta, sw, sgp, diagonals);
+      tile_pair_gradients<Io, kHeadDim>(ex, tid, A, b, h, length, m0, n0, sq, sk, sg, sv, slse, sdelta, sw, sgp,
+                                        diagonals);
     });
     ex.sync();  // W, gP and the diagonal sums complete
     ex.for_threads([&](int tid, State& st) {
@@ -760,8 +767,8 @@ AGF_FUSED_FN void key_value_block(Exec& ex, const FusedAttention<typename Io::St
 
 // One block: queries m0 .. m0+kBlock-1 of head (b, h), over every key tile they can see. Writes ∂L/∂q.
 template <class Io, int kHeadDim, class Exec>
-AGF_FUSED_FN void query_block(Exec& ex, const FusedAttention<typename Io::Storage, typename Io::Acc>& A,
-                              int64_t block, typename Io::Acc* shared) {
+AGF_FUSED_FN void query_block(Exec& ex, const FusedAttention<typename Io::Storage, typename Io::Acc>& A, int64_t block,
+                              typename Io::Acc* shared) {
   using Acc = typename Io::Acc;
   using Shape = Tile<Acc, kHeadDim>;
   using State = QueryState<Acc, kHeadDim>;

@@ -13,7 +13,8 @@ AttentionGeometry attention_geometry(const Tensor& q, const Tensor& k, const Ten
   check_same_dtype(q, k, "attention");
   check_same_dtype(q, v, "attention");
   AGF_CHECK(is_floating(q.dtype()), "attention: q, k, v must be floating point, got {}", q.description());
-  AGF_CHECK(k.shape() == v.shape(), "attention: k {} and v {} must have the same shape", k.description(), v.description());
+  AGF_CHECK(k.shape() == v.shape(), "attention: k {} and v {} must have the same shape", k.description(),
+            v.description());
   AGF_CHECK(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3),
             "attention: q {} and k {} must agree in batch, heads and head size", q.description(), k.description());
   AttentionGeometry g;

@@ -19,8 +19,8 @@ using fused::ScoreTerm;
 template <class T>
 struct Attention {
   PairGeometry pairs;
-  const T* table = nullptr;                        // [2, H, distances] (scalar) or [2, H, distances, dk] (agf-f)
-  ScoreTerm term = ScoreTerm::none;                // how a scalar table enters s (none for agf-f)
+  const T* table = nullptr;          // [2, H, distances] (scalar) or [2, H, distances, dk] (agf-f)
+  ScoreTerm term = ScoreTerm::none;  // how a scalar table enters s (none for agf-f)
   fused::DropoutMask dropout;
   T keep_scale = 1;
 
@@ -200,7 +200,8 @@ AGF_HOST_DEVICE T feature_sum_over_keys_at(const Attention<T>& A, const T* w, co
   const int64_t end = P.visible_end(P.key_length(r.b), r.m);
   const T* wr = w + row * P.keys;
   T total = 0;
-  for (int64_t n = 0; n < end; ++n) total += wr[n] * A.table[P.table_entry(r.h, r.m, n) * dk + j] * y[(r.bh * P.keys + n) * dk + j];
+  for (int64_t n = 0; n < end; ++n)
+    total += wr[n] * A.table[P.table_entry(r.h, r.m, n) * dk + j] * y[(r.bh * P.keys + n) * dk + j];
   return total * scale;
 }
 
@@ -214,7 +215,8 @@ AGF_HOST_DEVICE T feature_sum_over_queries_at(const Attention<T>& A, const T* w,
   T total = 0;
   for (int64_t m = 0; m < P.queries; ++m) {
     if (!P.visible(length, m, n)) continue;
-    total += w[(bh * P.queries + m) * P.keys + n] * A.table[P.table_entry(h, m, n) * dk + j] * y[(bh * P.queries + m) * dk + j];
+    total += w[(bh * P.queries + m) * P.keys + n] * A.table[P.table_entry(h, m, n) * dk + j] *
+             y[(bh * P.queries + m) * dk + j];
   }
   return total * scale;
 }
@@ -223,7 +225,8 @@ AGF_HOST_DEVICE T feature_sum_over_queries_at(const Attention<T>& A, const T* w,
 // is not null: PCM-V). gs: ∂L/∂s [B,H,Tq,Tk]; q, g [B,H,Tq,dk]; k, v [B,H,Tk,dk].
 template <class T>
 AGF_HOST_DEVICE T feature_table_gradient_at(const Attention<T>& A, const T* score_grad, const T* q, const T* k,
-                                            const T* dropped, const T* g, const T* v, T scale, int64_t entry, int64_t j) {
+                                            const T* dropped, const T* g, const T* v, T scale, int64_t entry,
+                                            int64_t j) {
   const PairGeometry& P = A.pairs;
   const int64_t dk = P.head_dim;
   const Diagonal d = diagonal_of(P, entry);
@@ -260,7 +263,7 @@ inline ColumnMajorProduct column_major_product(bool trans_a, bool trans_b, int64
   p.m = cols;
   p.n = rows;
   p.k = inner;
-  p.ld_first = trans_b ? inner : cols;  // b's row length as stored
+  p.ld_first = trans_b ? inner : cols;   // b's row length as stored
   p.ld_second = trans_a ? rows : inner;  // a's row length as stored
   p.ld_out = cols;
   p.stride_first = inner * cols;

@@ -90,7 +90,8 @@ AttentionForward forward(const Call& call, const Tensor& q_in, const Tensor& k_i
   saved.table = call.table;
   saved.weights = Tensor::empty({B, H, M, N}, compute, device);
   if (call.options.dropout > 0) saved.dropped_weights = Tensor::empty(saved.weights.shape(), compute, device);
-  if (term_of(call.options.scheme) == ScoreTerm::coefficient) saved.scaled_dot = Tensor::empty(saved.weights.shape(), compute, device);
+  if (term_of(call.options.scheme) == ScoreTerm::coefficient)
+    saved.scaled_dot = Tensor::empty(saved.weights.shape(), compute, device);
   const Tensor out = Tensor::empty({B, H, M, dk}, compute, device);
   dispatch_floating(compute, "attention", [&]<class T>() {
     const Attention<T> A = arguments<T>(call);
@@ -137,7 +138,8 @@ Tensor backward(const Call& call, const Tensor& grad_in, const Tensor& q_in, con
   AGF_CHECK(saved.weights.defined() && saved.weights.shape() == pairs_shape && saved.weights.dtype() == compute,
             "attention_backward: the saved weights of the forward are missing or do not match the call");
   AGF_CHECK(term_of(call.options.scheme) != ScoreTerm::coefficient ||
-                (saved.scaled_dot.defined() && saved.scaled_dot.shape() == pairs_shape && saved.scaled_dot.dtype() == compute),
+                (saved.scaled_dot.defined() && saved.scaled_dot.shape() == pairs_shape &&
+                 saved.scaled_dot.dtype() == compute),
             "attention_backward: the saved scaled dot products P of the forward are missing or do not match the call");
   const Tensor q = compute_copy(q_in), k = compute_copy(k_in), v = compute_copy(v_in), grad = compute_copy(grad_in);
   const bool per_feature = is_per_feature(call.options.scheme), pcmv = call.options.pcmv;
@@ -176,11 +178,13 @@ Tensor backward(const Call& call, const Tensor& grad_in, const Tensor& q_in, con
     // 3. ∂L/∂table, then through P = (1/√dk)·q·kᵀ (agf-f: the per-feature sums, ga being ∂L/∂s)
     if (scalar_table) Backend::template diagonal_sums<T>(A, pair_grad.data<T>(), grad_table.data<T>(), device);
     if (per_feature) {
-      Backend::template feature_table_gradient<T>(A, ga.data<T>(), q.data<T>(), k.data<T>(), pcmv ? w.data<T>() : nullptr,
-                                                  grad.data<T>(), v.data<T>(), static_cast<T>(scale),
-                                                  grad_table.data<T>(), device);
-      Backend::template feature_sum_over_keys<T>(A, ga.data<T>(), k.data<T>(), static_cast<T>(scale), gq.data<T>(), device);
-      Backend::template feature_sum_over_queries<T>(A, ga.data<T>(), q.data<T>(), static_cast<T>(scale), gk.data<T>(), device);
+      Backend::template feature_table_gradient<T>(A, ga.data<T>(), q.data<T>(), k.data<T>(),
+                                                  pcmv ? w.data<T>() : nullptr, grad.data<T>(), v.data<T>(),
+                                                  static_cast<T>(scale), grad_table.data<T>(), device);
+      Backend::template feature_sum_over_keys<T>(A, ga.data<T>(), k.data<T>(), static_cast<T>(scale), gq.data<T>(),
+                                                 device);
+      Backend::template feature_sum_over_queries<T>(A, ga.data<T>(), q.data<T>(), static_cast<T>(scale), gk.data<T>(),
+                                                    device);
     } else {
       product<Backend, T>(false, false, M, dk, N, scale, ga, k, gq, BH);
       product<Backend, T>(true, false, N, dk, M, scale, ga, q, gk, BH);

@@ -14,9 +14,9 @@
 
 namespace agf::ops {
 
-inline constexpr int64_t kT5Buckets = 32;       // SPEC §5: 32 buckets ...
-inline constexpr int64_t kT5MaxDistance = 128;  // ... logarithmic up to distance 128
-inline constexpr double kKerpleMinimum = 0.01;  // r1, r2 >= 0.01
+inline constexpr int64_t kT5Buckets = 32;           // SPEC §5: 32 buckets ...
+inline constexpr int64_t kT5MaxDistance = 128;      // ... logarithmic up to distance 128
+inline constexpr double kKerpleMinimum = 0.01;      // r1, r2 >= 0.01
 inline constexpr double kKerplePowerMaximum = 2.0;  // r2 <= 2 (kerple-power)
 
 // ALiBi's head slope: 2^(-8(h+1)/H).

@@ -11,8 +11,8 @@ bool any_on_cuda(const char* op, std::initializer_list<const Tensor*> tensors) {
       continue;
     }
     AGF_CHECK(tensor->device() == first->device(),
-              "{}: tensors on different devices ({} and {}); move one with .to(Device)", op,
-              first->description(), tensor->description());
+              "{}: tensors on different devices ({} and {}); move one with .to(Device)", op, first->description(),
+              tensor->description());
   }
   return first != nullptr && first->device().is_cuda();
 }

@@ -20,9 +20,10 @@ namespace agf::ops::functors {
 // scalars like these.)
 inline constexpr double kSqrt2OverPi = 0.79788456080286535588;  // √(2/π)
 inline constexpr double kGeluCubic = 0.044715;
-inline constexpr double kInvSqrt2 = std::numbers::sqrt2 / 2;                                   // 1/√2
+inline constexpr double kInvSqrt2 = std::numbers::sqrt2 / 2;                                 // 1/√2
 inline constexpr double kInvSqrt2Pi = 0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2;  // 1/√(2π)
 
+// clang-format off
 // ---- binary ----------------------------------------------------------------------------------------
 
 struct Add {
@@ -148,5 +149,6 @@ struct IsMax {
 struct ShareAmongTies {
   template <class T> AGF_HOST_DEVICE T operator()(T is_max, T g, T ties) const { return is_max * g / ties; }
 };
+// clang-format on
 
 }  // namespace agf::ops::functors

@@ -18,7 +18,7 @@ struct LayerNormGradients {
 };
 
 // With ĝ = g·w:  dL/dx = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)),  dL/dw = Σ_rows g·x̂,  dL/db = Σ_rows g
-LayerNormGradients layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight,
-                                       const Tensor& mean, const Tensor& rstd);
+LayerNormGradients layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& mean,
+                                       const Tensor& rstd);
 
 }  // namespace agf::ops

@@ -33,9 +33,9 @@ Tensor matmul_result(const Tensor& out, const Tensor& a_in, const Tensor& b_in);
 
 // One operand of a column-major GEMM.
 struct GemmOperand {
-  Tensor tensor;           // the memory read: the operand itself, or a contiguous copy of it
-  bool transpose = false;  // OP_T: the row-major matrix is stored column-major (a transposed view)
-  int64_t ld = 1;          // leading dimension: the row stride (OP_N) or the column stride (OP_T)
+  Tensor tensor;             // the memory read: the operand itself, or a contiguous copy of it
+  bool transpose = false;    // OP_T: the row-major matrix is stored column-major (a transposed view)
+  int64_t ld = 1;            // leading dimension: the row stride (OP_N) or the column stride (OP_T)
   int64_t batch_stride = 0;  // elements from one batch's matrix to the next (0: shared by all batches)
 };
 

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define AGF_SKIP(reason)                                                  \
-  do {                                                                    \
-    std::printf("SKIPPED: %s\n", reason);                                 \
-    std::fflush(stdout);                                                  \
-    if (std::getenv("AGF_CTEST") != nullptr) std::_Exit(77);              \
-    WARN("skipped: " << reason);                                          \
-    return;                                                               \
+#define AGF_SKIP(reason)                                     \
+  do {                                                       \
+    std::printf("SKIPPED: %s\n", reason);                    \
+    std::fflush(stdout);                                     \
+    if (std::getenv("AGF_CTEST") != nullptr) std::_Exit(77); \
+    WARN("skipped: " << reason);                             \
+    return;                                                  \
   } while (false)

@@ -3,6 +3,7 @@
 #   build:  C++20 compiler, cmake, ninja, Eigen 3.4, OpenBLAS (OpenMP build), Catch2 2.x, CLI11, nlohmann-json, fmt, liblzma, ccache
 #   checks: clang with its sanitizer and libFuzzer runtimes, and llvm-symbolizer, for tools/test.sh's sanitizer
 #           and fuzzing stages. Optional: without clang, the sanitizer build uses g++ and fuzzing is skipped.
+#           clang-format, for the test that the sources keep .clang-format's layout (optional: it skips).
 #   peers:  conformance oracles used by tests and benchmarks — sacreBLEU, safetensors, tokenizers (pip) and
 #           PyTorch (Debian's python3-torch, for /usr/bin/python3). They are optional: when one cannot be
 #           installed, the tests that use it skip and say why.
@@ -38,6 +39,12 @@ if ! command -v clang++ >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libcla
   echo "setup: installing clang, libclang-rt-dev, llvm (sanitizer and fuzzing stages)" >&2
   apt_install clang libclang-rt-dev llvm 2>/dev/null ||
     echo "setup: could not install clang; tools/test.sh's sanitizer stage will use g++ and fuzzing will be skipped" >&2
+fi
+
+# clang-format for the test that the sources keep .clang-format's layout (tests/tools/test_source_format.cpp).
+if ! command -v clang-format >/dev/null 2>&1; then
+  echo "setup: installing clang-format (the source-format test)" >&2
+  apt_install clang-format 2>/dev/null || echo "setup: could not install clang-format; the source-format test will skip" >&2
 fi
 
 # PyTorch: the model's conformance and speed peer (tools/bench/torch_peer.py).

@@ -18,8 +18,8 @@ void step_on_cuda(const std::string& name, const Tensor& theta, const Tensor& gr
   AGF_CHECK(is_floating(theta.dtype()), "Adam::step: parameter '{}' is {}, not floating-point", name,
             theta.description());
   check_same_dtype(theta, grad, "Adam::step");
-  cuda::adam_update_elements(theta.dtype(), theta.raw_data(), m.raw_data(), v.raw_data(), grad.raw_data(),
-                             grad.numel(), constants, theta.device().index);
+  cuda::adam_update_elements(theta.dtype(), theta.raw_data(), m.raw_data(), v.raw_data(), grad.raw_data(), grad.numel(),
+                             constants, theta.device().index);
 }
 
 // Σ g² over the gradients that live on a GPU: one reduction per tensor into its own slot of a device
@@ -123,7 +123,8 @@ void Adam::load_state(const std::vector<std::pair<std::string, Tensor>>& tensors
   };
   for (std::size_t p = 0; p < parameters_.size(); ++p) {
     const std::string& name = parameters_[p].first;
-    for (auto [prefix, moment] : {std::pair{"exp_avg.", &first_moment_[p]}, std::pair{"exp_avg_sq.", &second_moment_[p]}}) {
+    for (auto [prefix, moment] :
+         {std::pair{"exp_avg.", &first_moment_[p]}, std::pair{"exp_avg_sq.", &second_moment_[p]}}) {
       const Tensor& saved = find(prefix + name);
       AGF_CHECK(saved.shape() == moment->shape(), "Adam::load_state: '{}{}' is {} but the parameter is {}", prefix,
                 name, saved.description(), moment->description());

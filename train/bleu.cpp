@@ -32,7 +32,8 @@ using NgramCounts = std::map<std::vector<std::string>, int64_t>;
 NgramCounts count_ngrams(const std::vector<std::string>& words, std::size_t order) {
   NgramCounts counts;
   for (std::size_t n = 1; n <= order; ++n) {
-    for (std::size_t i = 0; i + n <= words.size(); ++i) ++counts[std::vector<std::string>(words.begin() + i, words.begin() + i + n)];
+    for (std::size_t i = 0; i + n <= words.size(); ++i)
+      ++counts[std::vector<std::string>(words.begin() + i, words.begin() + i + n)];
   }
   return counts;
 }
@@ -68,7 +69,8 @@ std::string tokenize_13a(const std::string& input) {
   return joined;
 }
 
-BleuScore corpus_bleu(const std::vector<std::string>& hypotheses, const std::vector<std::vector<std::string>>& references) {
+BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::vector<std::string>>& references) {
   constexpr std::size_t order = 4;
   AGF_CHECK(!references.empty(), "corpus_bleu: no references");
   for (const auto& set : references) {
@@ -88,7 +90,8 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses, const std::vec
       const int64_t length = static_cast<int64_t>(reference.size());
       const int64_t difference = std::abs(length - hypothesis_length);
       const int64_t best = std::abs(closest_length - hypothesis_length);
-      if (closest_length < 0 || difference < best || (difference == best && length < closest_length)) closest_length = length;
+      if (closest_length < 0 || difference < best || (difference == best && length < closest_length))
+        closest_length = length;
       for (const auto& [ngram, count] : count_ngrams(reference, order)) {
         int64_t& kept = max_reference_counts[ngram];
         kept = std::max(kept, count);
@@ -98,12 +101,15 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses, const std::vec
       const auto found = max_reference_counts.find(ngram);
       correct[ngram.size() - 1] += std::min(count, found == max_reference_counts.end() ? 0 : found->second);
     }
-    for (std::size_t n = 1; n <= order; ++n) total[n - 1] += std::max<int64_t>(0, hypothesis_length - static_cast<int64_t>(n) + 1);
+    for (std::size_t n = 1; n <= order; ++n)
+      total[n - 1] += std::max<int64_t>(0, hypothesis_length - static_cast<int64_t>(n) + 1);
     result.hypothesis_length += hypothesis_length;
     result.reference_length += closest_length;
   }
   const int64_t sys = result.hypothesis_length, ref = result.reference_length;
-  result.brevity_penalty = sys >= ref ? 1.0 : (sys > 0 ? std::exp(1.0 - static_cast<double>(ref) / static_cast<double>(sys)) : 0.0);
+  result.brevity_penalty = sys >= ref
+                               ? 1.0
+                               : (sys > 0 ? std::exp(1.0 - static_cast<double>(ref) / static_cast<double>(sys)) : 0.0);
   if (std::all_of(correct, correct + order, [](int64_t c) { return c == 0; })) return result;
   // 'exp' smoothing: the k-th precision with no match counts as 100 / (2^k · total).
   double smoothing = 1.0, log_sum = 0.0;
@@ -126,7 +132,8 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses, const std::vec
 }
 
 std::string BleuScore::to_string() const {
-  const double ratio = reference_length ? static_cast<double>(hypothesis_length) / static_cast<double>(reference_length) : 0;
+  const double ratio = reference_length ? static_cast<double>(hypothesis_length) / static_cast<double>(reference_length)
+                                        : 0;
   return fmt::format("BLEU = {:.2f} {:.1f}/{:.1f}/{:.1f}/{:.1f} (BP = {:.3f} ratio = {:.3f} hyp_len = {} ref_len = {})",
                      score, precisions[0], precisions[1], precisions[2], precisions[3], brevity_penalty, ratio,
                      hypothesis_length, reference_length);

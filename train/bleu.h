@@ -12,11 +12,12 @@ namespace agf::train {
 std::string tokenize_13a(const std::string& line);
 
 struct BleuScore {
-  double score = 0;                 // 0..100
+  double score = 0;  // 0..100
   double precisions[4] = {0, 0, 0, 0};
   double brevity_penalty = 0;
   int64_t hypothesis_length = 0, reference_length = 0;
-  std::string to_string() const;    // "BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)"
+  std::string
+  to_string() const;  // "BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)"
 };
 
 // references[r][i] is reference set r for hypothesis i (sacreBLEU's layout).

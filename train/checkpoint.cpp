@@ -43,20 +43,23 @@ double metadata_real(const std::map<std::string, std::string>& metadata, const s
 
 std::map<std::string, std::string> TrainingState::to_metadata() const {
   std::map<std::string, std::string> metadata{{"agf.state.step", std::to_string(step)},
-          {"agf.state.epoch", std::to_string(epoch)},
-          {"agf.state.batch", std::to_string(batch)},
-          {"agf.state.dropout_seed", std::to_string(dropout_seed)},
-          {"agf.state.dropout_offset", std::to_string(dropout_offset)},
-          {"agf.state.best_valid_accuracy", fmt::format("{:.17g}", best_valid_accuracy)},
-          {"agf.state.target_tokens", std::to_string(target_tokens)},
-          {"agf.state.elapsed_seconds", fmt::format("{:.17g}", elapsed_seconds)}};
+                                              {"agf.state.epoch", std::to_string(epoch)},
+                                              {"agf.state.batch", std::to_string(batch)},
+                                              {"agf.state.dropout_seed", std::to_string(dropout_seed)},
+                                              {"agf.state.dropout_offset", std::to_string(dropout_offset)},
+                                              {"agf.state.best_valid_accuracy",
+                                               fmt::format("{:.17g}", best_valid_accuracy)},
+                                              {"agf.state.target_tokens", std::to_string(target_tokens)},
+                                              {"agf.state.elapsed_seconds", fmt::format("{:.17g}", elapsed_seconds)}};
   if (best_valid_loss) metadata["agf.state.best_valid_loss"] = fmt::format("{:.17g}", *best_valid_loss);
   metadata["agf.state.validations_since_best"] = std::to_string(validations_since_best);
   metadata["agf.state.precision"] = precision;
   metadata["agf.state.world_size"] = std::to_string(world_size);
   if (world_size > 1) {
-    AGF_CHECK(dropout_offsets.size() == static_cast<std::size_t>(world_size), "checkpoint: {} dropout stream offsets "
-              "for a world of {} processes", dropout_offsets.size(), world_size);
+    AGF_CHECK(dropout_offsets.size() == static_cast<std::size_t>(world_size),
+              "checkpoint: {} dropout stream offsets "
+              "for a world of {} processes",
+              dropout_offsets.size(), world_size);
     metadata["agf.state.dropout_offsets"] = fmt::format("{}", fmt::join(dropout_offsets, ","));
   }
   if (loss_scaler) {
@@ -95,14 +98,17 @@ TrainingState TrainingState::from_metadata(const std::map<std::string, std::stri
     for (std::size_t start = 0; start <= text.size();) {
       const std::size_t comma = std::min(text.find(',', start), text.size());
       const std::optional<uint64_t> offset = parse_number<uint64_t>(text.substr(start, comma - start));
-      AGF_CHECK(offset.has_value(), "checkpoint metadata 'agf.state.dropout_offsets' is not a list of whole numbers: "
-                "'{}'", text);
+      AGF_CHECK(offset.has_value(),
+                "checkpoint metadata 'agf.state.dropout_offsets' is not a list of whole numbers: "
+                "'{}'",
+                text);
       state.dropout_offsets.push_back(*offset);
       start = comma + 1;
     }
-    AGF_CHECK(state.dropout_offsets.size() == static_cast<std::size_t>(state.world_size), "checkpoint metadata "
-              "'agf.state.dropout_offsets' holds {} offsets for a world of {} processes", state.dropout_offsets.size(),
-              state.world_size);
+    AGF_CHECK(state.dropout_offsets.size() == static_cast<std::size_t>(state.world_size),
+              "checkpoint metadata "
+              "'agf.state.dropout_offsets' holds {} offsets for a world of {} processes",
+              state.dropout_offsets.size(), state.world_size);
   }
   // Written since mixed precision: older checkpoints are fp32 runs without a scaler state.
   if (const auto found = metadata.find("agf.state.precision"); found != metadata.end()) state.precision = found->second;
@@ -165,9 +171,10 @@ void check_weights_present(const Checkpoint& checkpoint, const std::string& path
   double values_in_file = 0;
   for (const auto& [name, tensor] : checkpoint.file.tensors) values_in_file += static_cast<double>(tensor.numel());
   const auto& config = checkpoint.config;
-  AGF_CHECK(config.approximate_parameters() <= values_in_file, "{}: its config ({} {}, d_model {}, vocabulary {}) has "
-            "about {:.3g} weights but the file holds {:.0f} values (edited, or not a checkpoint of this model)", path,
-            config.preset, config.scheme_label(), config.d_model, config.vocabulary_size,
+  AGF_CHECK(config.approximate_parameters() <= values_in_file,
+            "{}: its config ({} {}, d_model {}, vocabulary {}) has "
+            "about {:.3g} weights but the file holds {:.0f} values (edited, or not a checkpoint of this model)",
+            path, config.preset, config.scheme_label(), config.d_model, config.vocabulary_size,
             config.approximate_parameters(), values_in_file);
 }
 
@@ -182,8 +189,10 @@ void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std:
     // Weights that are nan or inf make every output nan: refused here rather than reported as a loss of nan.
     const std::vector<double> values = saved->to_double_vector();
     const auto non_finite = std::find_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); });
-    AGF_CHECK(non_finite == values.end(), "{}: tensor '{}' holds {} at element {}: the weights are not finite (a run "
-              "that diverged?)", path, name, *non_finite, non_finite - values.begin());
+    AGF_CHECK(non_finite == values.end(),
+              "{}: tensor '{}' holds {} at element {}: the weights are not finite (a run "
+              "that diverged?)",
+              path, name, *non_finite, non_finite - values.begin());
     Tensor destination = parameter.data();
     destination.copy_from(*saved);
   }

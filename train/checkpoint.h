@@ -17,8 +17,8 @@
 namespace agf::train {
 
 struct TrainingState {
-  int64_t step = 0;              // optimizer updates done
-  uint64_t epoch = 0, batch = 0; // data position: the next batch to draw
+  int64_t step = 0;                               // optimizer updates done
+  uint64_t epoch = 0, batch = 0;                  // data position: the next batch to draw
   uint64_t dropout_seed = 0, dropout_offset = 0;  // the offset of rank 0's stream (the only one in a world of one)
   // A distributed run (docs/distributed.md): the number of processes that trained it, and each one's dropout
   // stream offset (rank r's stream has the seed dropout_stream_seed(dropout_seed, r)). Checkpoints of a
@@ -30,10 +30,10 @@ struct TrainingState {
   // validation) and how many validations since have not gone below it. Older checkpoints have neither.
   std::optional<double> best_valid_loss;
   int64_t validations_since_best = 0;
-  int64_t target_tokens = 0;     // seen so far
-  double elapsed_seconds = 0;    // training time so far (not counting validation)
-  std::string precision = "fp32";               // --precision of the run (checkpoints hold f32 weights at any)
-  std::optional<LossScalerState> loss_scaler;   // absent in checkpoints written before mixed precision
+  int64_t target_tokens = 0;                   // seen so far
+  double elapsed_seconds = 0;                  // training time so far (not counting validation)
+  std::string precision = "fp32";              // --precision of the run (checkpoints hold f32 weights at any)
+  std::optional<LossScalerState> loss_scaler;  // absent in checkpoints written before mixed precision
 
   std::map<std::string, std::string> to_metadata() const;
   static TrainingState from_metadata(const std::map<std::string, std::string>& metadata);

@@ -51,7 +51,8 @@ PowerLawFit solve_linear(const std::vector<double>& t, const std::vector<double>
 }  // namespace
 
 PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<double>& accuracy, double ceiling) {
-  AGF_CHECK(steps.size() == accuracy.size(), "fit_power_law: {} steps but {} accuracies", steps.size(), accuracy.size());
+  AGF_CHECK(steps.size() == accuracy.size(), "fit_power_law: {} steps but {} accuracies", steps.size(),
+            accuracy.size());
   AGF_CHECK(steps.size() >= 3, "fit_power_law: needs at least 3 points, got {}", steps.size());
   for (double t : steps) AGF_CHECK(t > 0, "fit_power_law: steps must be positive, got {}", t);
   auto residual_at = [&](double c) {

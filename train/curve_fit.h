@@ -23,8 +23,7 @@ struct PowerLawFit {
   bool at_ceiling = false;
 };
 
-PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<double>& accuracy,
-                          double ceiling = 100);
+PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<double>& accuracy, double ceiling = 100);
 
 // A 95 % interval for the ceiling a, by a moving-block bootstrap of the fit's residuals: each resample is the
 // fitted curve plus the residuals re-drawn as blocks of ⌈n^(1/3)⌉ consecutive points (a learning curve's

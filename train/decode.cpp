@@ -34,12 +34,14 @@ Tensor ids_tensor(const std::vector<std::vector<int32_t>>& rows, int64_t columns
 }
 
 // Log-probabilities of the next token after each prefix: [rows, V] (f64 values for ranking).
-std::vector<std::vector<double>> next_token_log_probs(nn::Transformer& model, const std::vector<std::vector<int32_t>>& prefixes,
+std::vector<std::vector<double>> next_token_log_probs(nn::Transformer& model,
+                                                      const std::vector<std::vector<int32_t>>& prefixes,
                                                       const Variable& memory, const Tensor& source_lengths,
                                                       nn::DropoutStream& dropout) {
   int64_t longest = 0;
   for (const auto& prefix : prefixes) longest = std::max<int64_t>(longest, static_cast<int64_t>(prefix.size()));
-  const Variable hidden = model.decode(ids_tensor(prefixes, longest, data::pad_id, model.device()), memory, source_lengths, dropout);
+  const Variable hidden = model.decode(ids_tensor(prefixes, longest, data::pad_id, model.device()), memory,
+                                       source_lengths, dropout);
   // Only each row's last real position matters: gather those rows, then project.
   std::vector<Variable> last;
   for (std::size_t r = 0; r < prefixes.size(); ++r) {
@@ -48,7 +50,8 @@ std::vector<std::vector<double>> next_token_log_probs(nn::Transformer& model, co
   }
   const Variable logits = model.project(concat(last, 0));  // [rows, 1, V]
   // In f32 at least (half logits are widened) on the model's device; ranked on the host.
-  const Tensor wide = logits.data().reshape({static_cast<int64_t>(prefixes.size()), -1}).to(accumulation_dtype(logits.dtype()));
+  const Tensor wide =
+      logits.data().reshape({static_cast<int64_t>(prefixes.size()), -1}).to(accumulation_dtype(logits.dtype()));
   const Tensor log_probs = ops::log_softmax_forward(wide).to(Device::cpu());
   std::vector<std::vector<double>> result(prefixes.size());
   const std::vector<double> values = log_probs.to_double_vector();
@@ -66,7 +69,8 @@ int64_t length_limit(const std::vector<int32_t>& source, const DecodeOptions& op
 // Rows `rows` of a [B, ...] tensor, as a new [rows.size(), ...] tensor.
 Tensor gather_rows(const Tensor& tensor, const std::vector<std::size_t>& rows) {
   std::vector<Tensor> parts;
-  for (std::size_t row : rows) parts.push_back(tensor.slice(0, static_cast<int64_t>(row), static_cast<int64_t>(row) + 1));
+  for (std::size_t row : rows)
+    parts.push_back(tensor.slice(0, static_cast<int64_t>(row), static_cast<int64_t>(row) + 1));
   return ops::concat(parts, 0);
 }
 
@@ -84,8 +88,10 @@ std::vector<std::vector<int32_t>> greedy_batch(nn::Transformer& model, const std
     longest = std::max(longest, lengths.back());
   }
   const Device device = model.device();
-  const Tensor all_lengths = Tensor::from_vector(lengths, {static_cast<int64_t>(sources.size())}, DType::i64).to(device);
-  const Tensor all_memory = model.encode(ids_tensor(encoder_rows, longest, data::pad_id, device), all_lengths, dropout).data();
+  const Tensor all_lengths =
+      Tensor::from_vector(lengths, {static_cast<int64_t>(sources.size())}, DType::i64).to(device);
+  const Tensor all_memory =
+      model.encode(ids_tensor(encoder_rows, longest, data::pad_id, device), all_lengths, dropout).data();
   std::vector<std::vector<int32_t>> prefixes(sources.size(), std::vector<int32_t>{data::bos_id});
   std::vector<std::size_t> active(sources.size());
   std::iota(active.begin(), active.end(), 0);
@@ -102,7 +108,8 @@ std::vector<std::vector<int32_t>> greedy_batch(nn::Transformer& model, const std
       const auto& scores = log_probs[i];
       const int32_t best = static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
       prefixes[row].push_back(best);
-      const bool done = best == data::eos_id || static_cast<int64_t>(prefixes[row].size()) > length_limit(sources[row], options);
+      const bool done = best == data::eos_id ||
+                        static_cast<int64_t>(prefixes[row].size()) > length_limit(sources[row], options);
       if (!done) still_active.push_back(row);
     }
     active = std::move(still_active);
@@ -121,7 +128,8 @@ std::vector<std::vector<int32_t>> greedy(nn::Transformer& model, const std::vect
                                          const DecodeOptions& options, nn::DropoutStream& dropout) {
   std::vector<std::size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sources[a].size() < sources[b].size(); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return sources[a].size() < sources[b].size(); });
   std::vector<std::vector<int32_t>> outputs(sources.size());
   for (std::size_t start = 0; start < order.size(); start += options.batch_sentences) {
     const std::size_t end = std::min(order.size(), start + options.batch_sentences);
@@ -133,8 +141,8 @@ std::vector<std::vector<int32_t>> greedy(nn::Transformer& model, const std::vect
   return outputs;
 }
 
-std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32_t>& source, const DecodeOptions& options,
-                                 nn::DropoutStream& dropout) {
+std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32_t>& source,
+                                 const DecodeOptions& options, nn::DropoutStream& dropout) {
   struct Hypothesis {
     std::vector<int32_t> tokens;  // starts with bos
     double log_prob = 0;
@@ -147,9 +155,9 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
   encoder_row.push_back(data::eos_id);
   const int64_t source_length = static_cast<int64_t>(encoder_row.size());
   const Device device = model.device();
-  const Variable single_memory = model.encode(ids_tensor({encoder_row}, source_length, data::pad_id, device),
-                                              Tensor::from_vector(std::vector<int64_t>{source_length}, {1}, DType::i64).to(device),
-                                              dropout);
+  const Variable single_memory = model.encode(
+      ids_tensor({encoder_row}, source_length, data::pad_id, device),
+      Tensor::from_vector(std::vector<int64_t>{source_length}, {1}, DType::i64).to(device), dropout);
   std::vector<Hypothesis> alive{{{data::bos_id}, 0.0}}, finished;
   const int64_t limit = length_limit(source, options);
   for (int64_t step = 0; step < limit && !alive.empty(); ++step) {
@@ -174,7 +182,8 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
         candidates.push_back(std::move(next));
       }
     }
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.log_prob > b.log_prob; });
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.log_prob > b.log_prob; });
     // The best `beam` unfinished candidates stay alive; candidates ending (eos, or the length limit) are
     // finished when they rank among the best `beam`.
     alive.clear();
@@ -189,17 +198,20 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
     // Stop once `beam` hypotheses have finished and no alive one can still beat the best of them: an alive
     // hypothesis can at best keep its log-probability and reach the length limit.
     if (static_cast<int>(finished.size()) >= options.beam) {
-      double best_finished = -std::numeric_limits<double>::infinity(), best_possible = -std::numeric_limits<double>::infinity();
+      double best_finished = -std::numeric_limits<double>::infinity(),
+             best_possible = -std::numeric_limits<double>::infinity();
       for (const auto& h : finished) best_finished = std::max(best_finished, normalized(h));
       for (const auto& h : alive) {
-        best_possible = std::max(best_possible, h.log_prob / std::pow(static_cast<double>(limit), options.length_penalty));
+        best_possible = std::max(best_possible,
+                                 h.log_prob / std::pow(static_cast<double>(limit), options.length_penalty));
       }
       if (best_finished >= best_possible) break;
     }
   }
   const std::vector<Hypothesis>& pool = finished.empty() ? alive : finished;
-  const auto best = std::max_element(pool.begin(), pool.end(),
-                                     [&](const Hypothesis& a, const Hypothesis& b) { return normalized(a) < normalized(b); });
+  const auto best = std::max_element(pool.begin(), pool.end(), [&](const Hypothesis& a, const Hypothesis& b) {
+    return normalized(a) < normalized(b);
+  });
   std::vector<int32_t> tokens(best->tokens.begin() + 1, best->tokens.end());
   if (!tokens.empty() && tokens.back() == data::eos_id) tokens.pop_back();
   return tokens;
@@ -209,8 +221,8 @@ std::vector<int32_t> beam_search(nn::Transformer& model, const std::vector<int32
 
 std::vector<std::vector<int32_t>> translate(nn::Transformer& model, const std::vector<std::vector<int32_t>>& sources,
                                             const DecodeOptions& options) {
-  AGF_CHECK(options.beam >= 1 && options.beam <= max_beam, "translate: beam size must be from 1 to {}, got {}", max_beam,
-            options.beam);
+  AGF_CHECK(options.beam >= 1 && options.beam <= max_beam, "translate: beam size must be from 1 to {}, got {}",
+            max_beam, options.beam);
   if (sources.empty()) return {};
   EvaluationMode evaluation(model);
   NoGradGuard no_grad;

@@ -92,7 +92,8 @@ World* World::start() {
   MPI_Comm_size(machine, &made->local_size_);
   MPI_Comm_free(&machine);
 #else
-  AGF_CHECK(!launched_as_one_of_several(), "this agf was built without MPI, so under mpirun each process would "
+  AGF_CHECK(!launched_as_one_of_several(),
+            "this agf was built without MPI, so under mpirun each process would "
             "train a model of its own and all would write the same files; rebuild it with MPI (apt-get install "
             "libopenmpi-dev, then cmake -DAGF_MPI=ON; docs/distributed.md)");
 #endif
@@ -131,7 +132,8 @@ void World::sum(std::span<double> values) {
   if (size_ == 1) return;
 #if AGF_WITH_MPI
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
-                          MPI_COMM_WORLD), "MPI_Allreduce");
+                          MPI_COMM_WORLD),
+            "MPI_Allreduce");
 #endif
 }
 

@@ -28,7 +28,8 @@ EvaluationResult evaluate(nn::Transformer& model, const data::TokenDataset& data
     for (const auto& indexes : sampler.epoch_batches(0)) {
       const Batch batch = make_batch(dataset, indexes);  // on the CPU: the targets are read here
       const Batch on_device = batch.to(model.device());
-      const Variable logits = model.forward(on_device.encoder_input, on_device.source_lengths, on_device.decoder_input, dropout);
+      const Variable logits = model.forward(on_device.encoder_input, on_device.source_lengths, on_device.decoder_input,
+                                            dropout);
       const int64_t vocabulary = logits.size(-1);
       // Log-softmax on the model's device, in f32 at least (half logits are widened first), then to the host.
       const Tensor wide = logits.data().reshape({-1, vocabulary}).to(accumulation_dtype(logits.dtype()));

@@ -95,7 +95,8 @@ std::string budget_differences(const nlohmann::json& stored, const nlohmann::jso
   const nlohmann::json& stored_model = stored.contains("model") ? stored.at("model") : no_model;
   for (const auto& [key, value] : wanted.at("model").items()) {
     const auto found = stored_model.find(key);
-    if (found == stored_model.end() || *found != value) note(key, found == stored_model.end() ? nullptr : &*found, value);
+    if (found == stored_model.end() || *found != value)
+      note(key, found == stored_model.end() ? nullptr : &*found, value);
   }
   return differences;
 }
@@ -114,23 +115,34 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
     std::ifstream summary_file(folder / "summary.json");
     const auto summary = nlohmann::json::parse(summary_file, nullptr, /*allow_exceptions=*/false);
     AGF_CHECK(!summary.is_discarded(), "experiment: {} is not valid JSON", (folder / "summary.json").string());
-    AGF_CHECK(summary.contains("budget"), "experiment: {} finished without a recorded budget (written by an older "
+    AGF_CHECK(summary.contains("budget"),
+              "experiment: {} finished without a recorded budget (written by an older "
               "agf), so it cannot be reused safely; move that folder away to train it again",
               folder.string());
     const std::string differences = budget_differences(summary.at("budget"), budget);
-    AGF_CHECK(differences.empty(), "experiment: {} finished with another budget than this grid's ({}); use another "
-              "--out, or move that folder away to train it again", folder.string(), differences);
+    AGF_CHECK(differences.empty(),
+              "experiment: {} finished with another budget than this grid's ({}); use another "
+              "--out, or move that folder away to train it again",
+              folder.string(), differences);
     return read_run(folder);
   }
   fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
   const TrainSummary summary = train(train_options);
-  AGF_CHECK(!summary.interrupted || options.base.max_minutes > 0, "experiment: {} seed {} was interrupted; run the "
-            "same command again to resume", label, seed);
-  const nlohmann::json record{{"label", label}, {"seed", seed}, {"token_accuracy", summary.token_accuracy},
-                              {"bleu", summary.bleu}, {"valid_loss", summary.valid_loss},
+  AGF_CHECK(!summary.interrupted || options.base.max_minutes > 0,
+            "experiment: {} seed {} was interrupted; run the "
+            "same command again to resume",
+            label, seed);
+  const nlohmann::json record{{"label", label},
+                              {"seed", seed},
+                              {"token_accuracy", summary.token_accuracy},
+                              {"bleu", summary.bleu},
+                              {"valid_loss", summary.valid_loss},
                               {"tokens_per_second", summary.target_tokens_per_second},
-                              {"parameters", summary.parameters}, {"steps", summary.steps}, {"stopped_early", summary.stopped_early},
-                              {"best_valid_loss", summary.best_valid_loss}, {"budget", budget}};
+                              {"parameters", summary.parameters},
+                              {"steps", summary.steps},
+                              {"stopped_early", summary.stopped_early},
+                              {"best_valid_loss", summary.best_valid_loss},
+                              {"budget", budget}};
   // Its presence marks the run done: written whole or not at all, so that a kill here never leaves a grid
   // that fails to read it.
   AtomicFile summary_file((folder / "summary.json").string());
@@ -164,8 +176,8 @@ std::string format_mean(const std::vector<double>& values, int decimals) {
 }  // namespace
 
 std::vector<std::string> paper_grid() {
-  return {"vanilla", "agf-b", "agf-b+pcmv", "agf-m+pcmv", "agf-f+pcmv", "alibi",
-          "alibi-mult+pcmv", "rope", "t5", "kerple-log", "agf-m+pcmv+abs-pe"};
+  return {"vanilla",         "agf-b", "agf-b+pcmv", "agf-m+pcmv", "agf-f+pcmv",       "alibi",
+          "alibi-mult+pcmv", "rope",  "t5",         "kerple-log", "agf-m+pcmv+abs-pe"};
 }
 
 void apply_scheme_label(const std::string& label, nn::TransformerConfig& config) {
@@ -200,25 +212,29 @@ std::string run_experiment(const ExperimentOptions& options) {
     for (const auto& run : results[label]) values.push_back(run.token_accuracy);
     return aggregate(values).mean;
   };
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
   for (int i = 0; i < std::min<int>(options.best_count, static_cast<int>(ranked.size())); ++i) {
     for (int s = options.seeds; s < options.best_seeds; ++s) {
       results[ranked[i]].push_back(run_one(options, ranked[i], options.base.seed + s));
     }
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
 
   // ---- results.md ----
   const auto& base = options.base;
   std::string text = "# Results: the paper's comparison on this corpus\n\n";
-  text += fmt::format("Preset `{}`, {} steps of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
-                      "validation every {} steps; data `{}`. Token accuracy (SPEC §6) and BLEU on the validation "
-                      "split, mean ± sample standard deviation over seeds. `a, b, c`: the fit "
-                      "`acc(t) = a - b·t^(-c)` of the mean validation curve; `a` is its extrapolated ceiling (\"no ceiling yet\" "
-                      "when the curve is still log-linear and the fit's exponent runs to 0).\n\n",
-                      base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup,
-                      base.valid_every, base.data_dir);
-  text += "| scheme | seeds | token accuracy % | BLEU | valid loss | parameters | target tokens/s | fit a [95 % interval] | fit b | fit c |\n";
+  text += fmt::format(
+      "Preset `{}`, {} steps of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
+      "validation every {} steps; data `{}`. Token accuracy (SPEC §6) and BLEU on the validation "
+      "split, mean ± sample standard deviation over seeds. `a, b, c`: the fit "
+      "`acc(t) = a - b·t^(-c)` of the mean validation curve; `a` is its extrapolated ceiling (\"no ceiling yet\" "
+      "when the curve is still log-linear and the fit's exponent runs to 0).\n\n",
+      base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup, base.valid_every,
+      base.data_dir);
+  text +=
+      "| scheme | seeds | token accuracy % | BLEU | valid loss | parameters | target tokens/s | fit a [95 % interval] | fit b | fit c |\n";
   text += "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& label : ranked) {
     const auto& runs = results[label];

@@ -26,7 +26,8 @@ struct Bucket {
   Device device = Device::cpu();
 };
 
-std::vector<Bucket> make_buckets(const std::vector<std::pair<std::string, Variable>>& parameters, int64_t bucket_bytes) {
+std::vector<Bucket> make_buckets(const std::vector<std::pair<std::string, Variable>>& parameters,
+                                 int64_t bucket_bytes) {
   std::vector<Bucket> buckets;
   for (std::size_t p = 0; p < parameters.size(); ++p) {
     const Variable& parameter = parameters[p].second;
@@ -53,7 +54,8 @@ void copy_gradient(Tensor part, const Variable& parameter) {
     }
     if (grad.device().is_cpu() && grad.dtype() == part.dtype()) {
       const Tensor source = grad.contiguous();
-      std::memcpy(part.raw_data(), source.raw_data(), static_cast<std::size_t>(part.numel()) * dtype_size(part.dtype()));
+      std::memcpy(part.raw_data(), source.raw_data(),
+                  static_cast<std::size_t>(part.numel()) * dtype_size(part.dtype()));
       return;
     }
   }

@@ -25,7 +25,7 @@ struct GradientSumTiming {
   double seconds = 0;                // the whole call: copies into the buckets and the sums
   double communication_seconds = 0;  // inside World::sum (MPI_Allreduce or NCCL)
   int64_t buckets = 0;
-  int64_t bytes = 0;                 // summed per process
+  int64_t bytes = 0;  // summed per process
 };
 
 constexpr int64_t kDefaultBucketBytes = int64_t{32} << 20;

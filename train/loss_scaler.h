@@ -30,7 +30,7 @@ struct LossScalerOptions {
   double backoff_factor = 0.5;
   int64_t growth_interval = 2000;  // consecutive finite steps before the scale grows
   double min_scale = 1.0;
-  double max_scale = 16777216.0;   // 2^24
+  double max_scale = 16777216.0;  // 2^24
 };
 
 // What a checkpoint stores (agf.state.loss_scale, agf.state.loss_scale_good_steps, agf.state.skipped_steps).

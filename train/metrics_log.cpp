@@ -43,7 +43,8 @@ MetricsLog::~MetricsLog() {
 void MetricsLog::write_at(const std::string& bytes, off_t offset) {
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t written = ::pwrite(descriptor_, bytes.data() + done, bytes.size() - done, offset + static_cast<off_t>(done));
+    const ssize_t written = ::pwrite(descriptor_, bytes.data() + done, bytes.size() - done,
+                                     offset + static_cast<off_t>(done));
     if (written < 0 && errno == EINTR) continue;
     if (written <= 0) {
       // A short write is followed by this one, which fails and says why (ENOSPC, EFBIG).
@@ -73,8 +74,6 @@ void MetricsLog::write(const nlohmann::json& record) {
   size_ += length;
 }
 
-void MetricsLog::sync() {
-  AGF_CHECK(::fsync(descriptor_) == 0, "{}: fsync failed: {}", path_, write_error(errno));
-}
+void MetricsLog::sync() { AGF_CHECK(::fsync(descriptor_) == 0, "{}: fsync failed: {}", path_, write_error(errno)); }
 
 }  // namespace agf::train

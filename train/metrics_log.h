@@ -38,7 +38,7 @@ class MetricsLog {
 
   std::string path_;
   int descriptor_ = -1;
-  off_t size_ = 0;    // the file's length: whole lines, the last ending in '\n'
+  off_t size_ = 0;  // the file's length: whole lines, the last ending in '\n'
   off_t page_ = 4096;
 };
 

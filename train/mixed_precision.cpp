@@ -45,8 +45,10 @@ MixedPrecisionOptions mixed_precision_options(Precision precision, const Device&
 
 void check_precision_usable(Precision precision, const Device& device, std::string_view command) {
   if (device.is_cuda() || precision == Precision::fp32) return;
-  AGF_CHECK(precision == Precision::bf16, "{}: --precision {} needs --device cuda: the CPU computes in f32 and f64 "
-            "(and, with --precision bf16, matrix products with bf16 operands)", command, precision_name(precision));
+  AGF_CHECK(precision == Precision::bf16,
+            "{}: --precision {} needs --device cuda: the CPU computes in f32 and f64 "
+            "(and, with --precision bf16, matrix products with bf16 operands)",
+            command, precision_name(precision));
   const std::string missing = ops::cpu::bf16_unavailable_reason();
   AGF_CHECK(missing.empty(), "{}: --precision bf16 on the CPU: {}; use --precision fp32 here, or --device cuda",
             command, missing);
@@ -60,15 +62,19 @@ ops::cpu::MatmulPrecision cpu_matmul_precision(Precision precision, const Device
 namespace {
 
 // θ: f32 clones of the parameters (same device), or the parameters themselves without master copies.
-std::vector<std::pair<std::string, Variable>> make_masters(const std::vector<std::pair<std::string, Variable>>& parameters,
-                                                           const MixedPrecisionOptions& options) {
-  AGF_CHECK(options.master_copies || options.compute_dtype == DType::f32, "mixed precision: computing in {} needs f32 "
-            "master copies of the weights", dtype_name(options.compute_dtype));
+std::vector<std::pair<std::string, Variable>>
+make_masters(const std::vector<std::pair<std::string, Variable>>& parameters, const MixedPrecisionOptions& options) {
+  AGF_CHECK(options.master_copies || options.compute_dtype == DType::f32,
+            "mixed precision: computing in {} needs f32 "
+            "master copies of the weights",
+            dtype_name(options.compute_dtype));
   if (!options.master_copies) return parameters;
   std::vector<std::pair<std::string, Variable>> masters;
   for (const auto& [name, parameter] : parameters) {
-    AGF_CHECK(parameter.dtype() == DType::f32, "mixed precision: parameter '{}' is {}; the f32 masters are made from "
-              "f32 values (convert the model after creating the optimizer, never before)", name, parameter.data().description());
+    AGF_CHECK(parameter.dtype() == DType::f32,
+              "mixed precision: parameter '{}' is {}; the f32 masters are made from "
+              "f32 values (convert the model after creating the optimizer, never before)",
+              name, parameter.data().description());
     masters.emplace_back(name, Variable(parameter.data().clone(), true));
   }
   return masters;
@@ -129,8 +135,8 @@ UpdateOutcome MixedPrecisionOptimizer::step(double lr, double clip_norm) {
   return outcome;
 }
 
-void MixedPrecisionOptimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& moments, int64_t steps_taken,
-                                         const LossScalerState& scaler) {
+void MixedPrecisionOptimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& moments,
+                                         int64_t steps_taken, const LossScalerState& scaler) {
   AGF_CHECK(scaler.skipped_steps <= steps_taken, "mixed precision: {} skipped steps but only {} steps taken",
             scaler.skipped_steps, steps_taken);
   scaler_.load_state(scaler);

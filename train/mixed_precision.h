@@ -43,9 +43,9 @@ std::string_view precision_name(Precision precision);
 DType accumulation_dtype(DType dtype);
 
 struct MixedPrecisionOptions {
-  DType compute_dtype = DType::f32;  // the model's parameters (what the forward uses)
-  bool master_copies = false;        // f32 masters apart from the compute copies (required unless compute is f32)
-  bool dynamic_loss_scaling = false; // else the scaler is disabled (scale 1, non-finite steps still skipped)
+  DType compute_dtype = DType::f32;   // the model's parameters (what the forward uses)
+  bool master_copies = false;         // f32 masters apart from the compute copies (required unless compute is f32)
+  bool dynamic_loss_scaling = false;  // else the scaler is disabled (scale 1, non-finite steps still skipped)
   LossScalerOptions scaler;
   AdamOptions adam;
 };
@@ -76,7 +76,8 @@ class MixedPrecisionOptimizer {
   // `parameters`: the model's named parameters, holding the f32 values training starts from. With master
   // copies they are cloned into f32 masters (on the same device) and each parameter's data is then
   // replaced by its compute-dtype copy; the Variables themselves remain the model's.
-  MixedPrecisionOptimizer(std::vector<std::pair<std::string, Variable>> parameters, const MixedPrecisionOptions& options);
+  MixedPrecisionOptimizer(std::vector<std::pair<std::string, Variable>> parameters,
+                          const MixedPrecisionOptions& options);
 
   // Multiply the loss by this before backward().
   double loss_scale() const { return scaler_.scale(); }

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <functional>
 #include <limits>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "train/atomic_file.h"
 
@@ -62,7 +62,8 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
     AGF_CHECK(name != "__metadata__" && !name.empty(), "save_safetensors: invalid tensor name '{}'", name);
     tensor = tensor.to(Device::cpu()).contiguous();
     const std::size_t bytes = static_cast<std::size_t>(tensor.numel()) * dtype_size(tensor.dtype());
-    header[name] = {{"dtype", safetensors_dtype(tensor.dtype())}, {"shape", tensor.shape()},
+    header[name] = {{"dtype", safetensors_dtype(tensor.dtype())},
+                    {"shape", tensor.shape()},
                     {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
@@ -118,8 +119,9 @@ uint64_t whole_number(const nlohmann::json& value, uint64_t limit, const std::st
 TensorEntry parse_entry(const std::string& name_in_file, const nlohmann::json& entry, uint64_t data_size,
                         const std::string& path) {
   const std::string name = excerpt(name_in_file);  // for messages
-  AGF_CHECK(entry.is_object(), "{}: tensor '{}' is described by {}, not by an object with dtype, shape and data_offsets",
-            path, name, entry.type_name());
+  AGF_CHECK(entry.is_object(),
+            "{}: tensor '{}' is described by {}, not by an object with dtype, shape and data_offsets", path, name,
+            entry.type_name());
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
     AGF_CHECK(entry.contains(key), "{}: tensor '{}' lacks \"{}\"", path, name, key);
   }
@@ -168,8 +170,9 @@ SafetensorsFile parse_safetensors(uint64_t file_size, const ByteReader& read_byt
   AGF_CHECK(header_length <= file_size - 8,
             "{}: corrupt or truncated safetensors file (header length {} but the file has {} bytes)", path,
             header_length, file_size);
-  AGF_CHECK(header_length <= max_header_bytes, "{}: corrupt safetensors file (header length {}, above agf's limit of {})",
-            path, header_length, max_header_bytes);
+  AGF_CHECK(header_length <= max_header_bytes,
+            "{}: corrupt safetensors file (header length {}, above agf's limit of {})", path, header_length,
+            max_header_bytes);
   std::string json(header_length, '\0');
   AGF_CHECK(read_bytes(8, json.data(), header_length), "{}: read of the safetensors header failed", path);
   nlohmann::json header;
@@ -189,7 +192,8 @@ SafetensorsFile parse_safetensors(uint64_t file_size, const ByteReader& read_byt
     if (name == "__metadata__") {
       AGF_CHECK(entry.is_object(), "{}: \"__metadata__\" is {}, not an object of strings", path, entry.type_name());
       for (const auto& [key, value] : entry.items()) {
-        AGF_CHECK(value.is_string(), "{}: metadata '{}' is {}, not a string", path, excerpt(key), excerpt(value.dump()));
+        AGF_CHECK(value.is_string(), "{}: metadata '{}' is {}, not a string", path, excerpt(key),
+                  excerpt(value.dump()));
         file.metadata[key] = value.get<std::string>();
       }
       continue;
@@ -201,13 +205,13 @@ SafetensorsFile parse_safetensors(uint64_t file_size, const ByteReader& read_byt
   for (const auto& entry : entries) {
     if (entry.end > entry.begin) by_offset.push_back(&entry);
   }
-  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
-  });
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const auto* a, const auto* b) { return std::tie(a->begin, a->end) < std::tie(b->begin, b->end); });
   for (std::size_t i = 1; i < by_offset.size(); ++i) {
     const TensorEntry &before = *by_offset[i - 1], &after = *by_offset[i];
-    AGF_CHECK(after.begin >= before.end, "{}: corrupt safetensors file: tensors '{}' [{}, {}) and '{}' [{}, {}) overlap",
-              path, excerpt(before.name), before.begin, before.end, excerpt(after.name), after.begin, after.end);
+    AGF_CHECK(after.begin >= before.end,
+              "{}: corrupt safetensors file: tensors '{}' [{}, {}) and '{}' [{}, {}) overlap", path,
+              excerpt(before.name), before.begin, before.end, excerpt(after.name), after.begin, after.end);
   }
   for (const auto& entry : entries) {
     Tensor tensor = Tensor::empty(entry.shape, entry.dtype);
@@ -229,19 +233,25 @@ SafetensorsFile load_safetensors(const std::string& path) {
   in.seekg(0, std::ios::end);
   const auto end_position = in.tellg();
   AGF_CHECK(end_position >= 0, "{}: cannot read (not a regular file?)", path);
-  return parse_safetensors(static_cast<uint64_t>(end_position), [&](uint64_t offset, char* destination, uint64_t count) {
-    in.seekg(static_cast<std::streamoff>(offset));
-    in.read(destination, static_cast<std::streamsize>(count));
-    return in.good();
-  }, path);
+  return parse_safetensors(
+      static_cast<uint64_t>(end_position),
+      [&](uint64_t offset, char* destination, uint64_t count) {
+        in.seekg(static_cast<std::streamoff>(offset));
+        in.read(destination, static_cast<std::streamsize>(count));
+        return in.good();
+      },
+      path);
 }
 
 SafetensorsFile load_safetensors_bytes(const std::string& bytes, const std::string& path) {
-  return parse_safetensors(bytes.size(), [&](uint64_t offset, char* destination, uint64_t count) {
-    if (offset > bytes.size() || count > bytes.size() - offset) return false;
-    std::memcpy(destination, bytes.data() + offset, count);
-    return true;
-  }, path);
+  return parse_safetensors(
+      bytes.size(),
+      [&](uint64_t offset, char* destination, uint64_t count) {
+        if (offset > bytes.size() || count > bytes.size() - offset) return false;
+        std::memcpy(destination, bytes.data() + offset, count);
+        return true;
+      },
+      path);
 }
 
 }  // namespace agf::train

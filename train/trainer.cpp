@@ -93,7 +93,9 @@ void remove_partial_writes(const fs::path& folder) {
 
 // Rank r's dropout stream: its own Philox key, so that the processes of a distributed run draw independent
 // masks; rank 0's is the run's seed, so a single process draws what it always did.
-uint64_t dropout_stream_seed(uint64_t seed, int rank) { return seed ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank)); }
+uint64_t dropout_stream_seed(uint64_t seed, int rank) {
+  return seed ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank));
+}
 
 // Where this process's dropout stream continues: the offset the checkpoint holds for its rank, or, resumed by
 // another number of processes (--reshard), past every offset any stream of the old run reached, so that no
@@ -149,8 +151,10 @@ TrainSummary train(const TrainOptions& options) {
   AGF_CHECK(options.valid_every >= 1, "train: --valid-every must be at least 1, got {}", options.valid_every);
   AGF_CHECK(options.patience >= 0, "train: --patience must be 0 (off) or more, got {}", options.patience);
   AGF_CHECK(options.save_every >= 0, "train: --save-every must be 0 (off) or more, got {}", options.save_every);
-  AGF_CHECK(options.save_every_minutes >= 0 && std::isfinite(options.save_every_minutes), "train: "
-            "--save-every-minutes must be 0 (off) or more, got {}", options.save_every_minutes);
+  AGF_CHECK(options.save_every_minutes >= 0 && std::isfinite(options.save_every_minutes),
+            "train: "
+            "--save-every-minutes must be 0 (off) or more, got {}",
+            options.save_every_minutes);
   check_device_usable(options.device);
   World& processes = world();
   const bool root = processes.is_root(), distributed = processes.size() > 1;
@@ -159,8 +163,8 @@ TrainSummary train(const TrainOptions& options) {
   const ops::cpu::ScopedMatmulPrecision products(cpu_matmul_precision(options.precision, options.device));
   const fs::path data_dir(options.data_dir), run_dir(options.out_dir), checkpoint_dir = run_dir / "checkpoints";
   for (const char* file : {"bpe.json", "train.bin", "valid.bin"}) {
-    AGF_CHECK(fs::exists(data_dir / file), "train: {} is missing in --data {} (make it with `agf corpus prepare`)", file,
-              options.data_dir);
+    AGF_CHECK(fs::exists(data_dir / file), "train: {} is missing in --data {} (make it with `agf corpus prepare`)",
+              file, options.data_dir);
   }
   const data::BpeModel bpe = data::BpeModel::load((data_dir / "bpe.json").string());
   const data::BpeCodec codec(bpe);
@@ -175,15 +179,21 @@ TrainSummary train(const TrainOptions& options) {
   std::string resume_from;
   if (root) {
     resume_from = latest_checkpoint(options.out_dir);
-    AGF_CHECK(options.resume || resume_from.empty(), "train: {} already holds checkpoints; pass --resume to continue "
-              "that run, or choose another --out", options.out_dir);
+    AGF_CHECK(options.resume || resume_from.empty(),
+              "train: {} already holds checkpoints; pass --resume to continue "
+              "that run, or choose another --out",
+              options.out_dir);
     // --resume of a folder that holds no run is refused: a mistyped --out would otherwise start a new run
     // unnoticed. A run stopped before its first checkpoint has its folder but nothing to continue from.
-    AGF_CHECK(!options.resume || !resume_from.empty() || fs::is_directory(checkpoint_dir), "train: --resume: {} holds "
-              "no run to continue (no {}); leave out --resume to start one", options.out_dir, checkpoint_dir.string());
+    AGF_CHECK(!options.resume || !resume_from.empty() || fs::is_directory(checkpoint_dir),
+              "train: --resume: {} holds "
+              "no run to continue (no {}); leave out --resume to start one",
+              options.out_dir, checkpoint_dir.string());
     if (options.resume && resume_from.empty()) {
-      fmt::print(stderr, "note: {} holds no checkpoint yet (the run stopped before its first one): starting it from "
-                 "step 0\n", checkpoint_dir.string());
+      fmt::print(stderr,
+                 "note: {} holds no checkpoint yet (the run stopped before its first one): starting it from "
+                 "step 0\n",
+                 checkpoint_dir.string());
     }
     fs::create_directories(checkpoint_dir);
     remove_partial_writes(checkpoint_dir);
@@ -197,16 +207,16 @@ TrainSummary train(const TrainOptions& options) {
     // In a distributed run rank 0 reads the file and sends its bytes, checked, to the others.
     std::string bytes;
     if (root) try {
-      if (distributed) bytes = read_whole_file(resume_from);
-      checkpoint = distributed ? load_checkpoint_bytes(bytes, resume_from) : load_checkpoint(resume_from);
-    } catch (const Error& error) {
-      // Every checkpoint is written whole and renamed into place, so this is damage from outside agf (a
-      // disk error, a copy cut short): say how to go back to the one before.
-      const auto found = step_checkpoints(checkpoint_dir);
-      fail("{}\n(the newest checkpoint of {} cannot be read; {})", error.what(), options.out_dir,
-           found.size() > 1 ? fmt::format("move it away to resume from {}", found[found.size() - 2].second.string())
-                            : std::string("there is no earlier one"));
-    }
+        if (distributed) bytes = read_whole_file(resume_from);
+        checkpoint = distributed ? load_checkpoint_bytes(bytes, resume_from) : load_checkpoint(resume_from);
+      } catch (const Error& error) {
+        // Every checkpoint is written whole and renamed into place, so this is damage from outside agf (a
+        // disk error, a copy cut short): say how to go back to the one before.
+        const auto found = step_checkpoints(checkpoint_dir);
+        fail("{}\n(the newest checkpoint of {} cannot be read; {})", error.what(), options.out_dir,
+             found.size() > 1 ? fmt::format("move it away to resume from {}", found[found.size() - 2].second.string())
+                              : std::string("there is no earlier one"));
+      }
     if (distributed) {
       processes.broadcast(bytes);
       if (!root) checkpoint = load_checkpoint_bytes(bytes, resume_from);
@@ -215,18 +225,22 @@ TrainSummary train(const TrainOptions& options) {
     if (root && (options.model.scheme_label() != checkpoint->config.scheme_label() ||
                  options.model.preset != checkpoint->config.preset)) {
       fmt::print(stderr, "note: resuming {} {} from its checkpoint; the model flags given ({} {}) are ignored\n",
-                 checkpoint->config.preset, checkpoint->config.scheme_label(), options.model.preset, options.model.scheme_label());
+                 checkpoint->config.preset, checkpoint->config.scheme_label(), options.model.preset,
+                 options.model.scheme_label());
     }
     check_weights_present(*checkpoint, resume_from);
     config = checkpoint->config;
-    AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()), "{}: the model has {} tokens but {} "
-              "has {}", resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());
+    AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()),
+              "{}: the model has {} tokens but {} "
+              "has {}",
+              resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());
     // The same size is not the same tokenizer: token ids would change meaning under the trained embeddings.
     if (!checkpoint->bpe_json.empty()) {
       const data::BpeModel trained_with = data::BpeModel::from_json(checkpoint->bpe_json, resume_from + " (agf.bpe)");
-      AGF_CHECK(trained_with.hash() == bpe.hash(), "{}: the run was trained with another BPE model than {} (hash "
-                "{:016x}, not {:016x}); resume it with the --data it was trained on", resume_from,
-                (data_dir / "bpe.json").string(), trained_with.hash(), bpe.hash());
+      AGF_CHECK(trained_with.hash() == bpe.hash(),
+                "{}: the run was trained with another BPE model than {} (hash "
+                "{:016x}, not {:016x}); resume it with the --data it was trained on",
+                resume_from, (data_dir / "bpe.json").string(), trained_with.hash(), bpe.hash());
     }
   }
   // The model is made (or loaded) in f32 on the CPU, then moved to the device; the optimizer keeps f32
@@ -236,23 +250,29 @@ TrainSummary train(const TrainOptions& options) {
   model.train();
   TrainingState state;
   state.dropout_seed = options.seed ^ 0x5eed'd209'0a7fULL;
-  data::BatchSampler sampler = data::BatchSampler::for_dataset(train_set, {.max_tokens = options.max_tokens, .seed = options.seed});
+  data::BatchSampler sampler = data::BatchSampler::for_dataset(train_set, {.max_tokens = options.max_tokens,
+                                                                           .seed = options.seed});
   bool best_lost = false;  // the checkpoint records a best accuracy but best.safetensors is gone
   if (checkpoint) {
     load_parameters(model, *checkpoint, resume_from);
     state = *checkpoint->state;
     // The global batches do not depend on the number of processes, but each one's shard and dropout stream do.
     if (state.world_size != processes.size()) {
-      auto processes_text = [](int64_t count) { return count == 1 ? std::string("a single process")
-                                                                  : fmt::format("{} processes (mpirun -np {})", count, count); };
-      AGF_CHECK(options.reshard, "train: {} was written by a run of {} and this is {}: every batch would be split "
+      auto processes_text = [](int64_t count) {
+        return count == 1 ? std::string("a single process") : fmt::format("{} processes (mpirun -np {})", count, count);
+      };
+      AGF_CHECK(options.reshard,
+                "train: {} was written by a run of {} and this is {}: every batch would be split "
                 "differently and the dropout masks would differ, so the run would not continue as it began. Resume "
                 "it with {}, or pass --reshard to continue anyway (the same batches in the same order, new dropout "
-                "streams; docs/distributed.md)", resume_from, processes_text(state.world_size),
-                processes_text(processes.size()), processes_text(state.world_size));
+                "streams; docs/distributed.md)",
+                resume_from, processes_text(state.world_size), processes_text(processes.size()),
+                processes_text(state.world_size));
       if (root) {
-        fmt::print(stderr, "note: --reshard: {} continues with {} instead of {}: the same batches in the same order, "
-                   "new dropout streams\n", resume_from, processes_text(processes.size()), processes_text(state.world_size));
+        fmt::print(stderr,
+                   "note: --reshard: {} continues with {} instead of {}: the same batches in the same order, "
+                   "new dropout streams\n",
+                   resume_from, processes_text(processes.size()), processes_text(state.world_size));
       }
     }
     sampler.seek({state.epoch, state.batch});
@@ -267,13 +287,16 @@ TrainSummary train(const TrainOptions& options) {
       best_lost = lost > 0;
     }
     if (best_lost && root) {
-      fmt::print(stderr, "note: {} is missing although {} records a best token accuracy of {:.2f}%; the next "
-                 "validation writes it again\n", best_path.string(), resume_from, state.best_valid_accuracy);
+      fmt::print(stderr,
+                 "note: {} is missing although {} records a best token accuracy of {:.2f}%; the next "
+                 "validation writes it again\n",
+                 best_path.string(), resume_from, state.best_valid_accuracy);
     }
     if (best_lost) state.best_valid_accuracy = -1;
   }
   model.to(options.device);
-  MixedPrecisionOptimizer optimizer(model.named_parameters(), mixed_precision_options(options.precision, options.device));
+  MixedPrecisionOptimizer optimizer(model.named_parameters(),
+                                    mixed_precision_options(options.precision, options.device));
   const std::string precision = std::string(precision_name(options.precision));
   if (checkpoint) {
     // Checkpoints from before mixed precision have no scaler state: a fresh scaler, nothing skipped.
@@ -300,11 +323,13 @@ TrainSummary train(const TrainOptions& options) {
     if (!quiet) fmt::print(stderr, "{}{}\n", terminal ? "\r\033[K" : "", line);
   };
   const std::string placement = (options.device.is_cpu() && options.precision == Precision::fp32
-                                     ? "" : fmt::format(" on {} in {}", options.device.name(), precision)) +
+                                     ? ""
+                                     : fmt::format(" on {} in {}", options.device.name(), precision)) +
                                 (distributed ? fmt::format(" in {} processes", processes.size()) : "");
-  say(checkpoint ? fmt::format("resuming {} at step {} ({}){}", options.out_dir, state.step, resume_from, placement)
-                 : fmt::format("training {} {} ({} parameters) on {} pairs, {} steps{}", config.preset, config.scheme_label(),
-                               model.parameter_count(), train_set.size(), options.max_steps, placement));
+  say(checkpoint
+          ? fmt::format("resuming {} at step {} ({}){}", options.out_dir, state.step, resume_from, placement)
+          : fmt::format("training {} {} ({} parameters) on {} pairs, {} steps{}", config.preset, config.scheme_label(),
+                        model.parameter_count(), train_set.size(), options.max_steps, placement));
 
   // ---- checkpoints and validation ----
   const std::string bpe_json = bpe.to_json();
@@ -328,7 +353,8 @@ TrainSummary train(const TrainOptions& options) {
       fail("train: the checkpoint of step {} was not written: {}\n{}", state.step, error.what(),
            latest.empty() ? std::string("(the run has no checkpoint yet)")
                           : fmt::format("(the newest complete checkpoint is {}; once there is room, continue from it "
-                                        "with --resume)", latest));
+                                        "with --resume)",
+                                        latest));
     }
     last_checkpoint_time = std::chrono::steady_clock::now();
     if (options.checkpoint_written) options.checkpoint_written(path);
@@ -338,17 +364,24 @@ TrainSummary train(const TrainOptions& options) {
     write_checkpoint(path.string());
     summary.last_checkpoint = path.string();
     auto existing = step_checkpoints(checkpoint_dir);
-    for (std::size_t i = 0; i + static_cast<std::size_t>(std::max<int64_t>(options.keep_last, 1)) < existing.size(); ++i) {
+    for (std::size_t i = 0; i + static_cast<std::size_t>(std::max<int64_t>(options.keep_last, 1)) < existing.size();
+         ++i) {
       fs::remove(existing[i].second);
     }
   };
   // `log`: false when this step's validation is already in metrics.jsonl.
   auto validate = [&](bool log = true) {
     const EvaluationResult result = evaluate(model, valid_set, codec,
-                                             {.max_tokens = options.max_tokens, .label_smoothing = options.label_smoothing,
-                                              .bleu_sentences = options.bleu_sentences, .decode = {}});
-    nlohmann::json record{{"step", state.step}, {"split", "valid"}, {"loss", result.loss}, {"nll", result.nll},
-                          {"perplexity", result.perplexity}, {"token_accuracy", result.token_accuracy},
+                                             {.max_tokens = options.max_tokens,
+                                              .label_smoothing = options.label_smoothing,
+                                              .bleu_sentences = options.bleu_sentences,
+                                              .decode = {}});
+    nlohmann::json record{{"step", state.step},
+                          {"split", "valid"},
+                          {"loss", result.loss},
+                          {"nll", result.nll},
+                          {"perplexity", result.perplexity},
+                          {"token_accuracy", result.token_accuracy},
                           {"target_tokens", result.target_tokens}};
     if (result.bleu_sentences > 0) {
       record["bleu"] = result.bleu.score;
@@ -360,7 +393,9 @@ TrainSummary train(const TrainOptions& options) {
     summary.bleu = result.bleu.score;
     say(fmt::format("step {} valid: loss {:.4f}, ppl {:.2f}, token accuracy {:.2f}%{}", state.step, result.loss,
                     result.perplexity, result.token_accuracy,
-                    result.bleu_sentences ? fmt::format(", BLEU {:.2f} ({} sentences)", result.bleu.score, result.bleu_sentences) : ""));
+                    result.bleu_sentences
+                        ? fmt::format(", BLEU {:.2f} ({} sentences)", result.bleu.score, result.bleu_sentences)
+                        : ""));
     // best.safetensors first, then the step checkpoint that records its accuracy: killed between the two,
     // the resumed run repeats this validation from the previous checkpoint and writes both again.
     if (result.token_accuracy > state.best_valid_accuracy) {
@@ -385,10 +420,13 @@ TrainSummary train(const TrainOptions& options) {
   auto at_checkpoint = [&](const std::function<void()>& rank_0_work) {
     if (distributed) {
       state.dropout_offsets = processes.all_gather(dropout.generator().offset());
-      const std::vector<uint64_t> fingerprints = processes.all_gather(weights_fingerprint(optimizer.master_parameters()));
+      const std::vector<uint64_t> fingerprints = processes.all_gather(
+          weights_fingerprint(optimizer.master_parameters()));
       for (int rank = 1; rank < processes.size(); ++rank) {
-        AGF_CHECK(fingerprints[rank] == fingerprints[0], "train: at step {} the weights of rank {} differ from rank "
-                  "0's: the processes no longer train one model (docs/distributed.md)", state.step, rank);
+        AGF_CHECK(fingerprints[rank] == fingerprints[0],
+                  "train: at step {} the weights of rank {} differ from rank "
+                  "0's: the processes no longer train one model (docs/distributed.md)",
+                  state.step, rank);
       }
     }
     if (root) rank_0_work();
@@ -400,7 +438,8 @@ TrainSummary train(const TrainOptions& options) {
             ? fmt::format("{} is already at step {} (--max-steps {}): nothing to do", options.out_dir, state.step,
                           options.max_steps)
             : fmt::format("{} stopped early at step {} (no lower validation loss in {} validations, --patience {}): "
-                          "nothing to do", options.out_dir, state.step, state.validations_since_best, options.patience));
+                          "nothing to do",
+                          options.out_dir, state.step, state.validations_since_best, options.patience));
     // A finished run gets its best.safetensors back: the final weights.
     if (best_lost) at_checkpoint([&] { validate(/*log=*/false); });
     summary.steps = state.step;
@@ -466,19 +505,25 @@ TrainSummary train(const TrainOptions& options) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_time).count() / 60;
     // What every process must agree on: the loss of the whole batch (the sum of the shares), whether a stop
     // signal reached any of them, and rank 0's clock on the time limit and the timed checkpoints.
-    std::array<double, 4> agreed{loss_sum, stop_signal ? 1.0 : 0.0,
-                                 root && options.max_minutes > 0 && run_seconds > options.max_minutes * 60 ? 1.0 : 0.0,
-                                 root && options.save_every_minutes > 0 &&
-                                         minutes_since_checkpoint >= options.save_every_minutes ? 1.0 : 0.0};
+    std::array<double, 4> agreed{
+        loss_sum, stop_signal ? 1.0 : 0.0,
+        root && options.max_minutes > 0 && run_seconds > options.max_minutes * 60 ? 1.0 : 0.0,
+        root && options.save_every_minutes > 0 && minutes_since_checkpoint >= options.save_every_minutes ? 1.0 : 0.0};
     processes.sum(agreed);
     const bool stop_requested = agreed[1] > 0, out_of_time = agreed[2] > 0, checkpoint_due = agreed[3] > 0;
     state.target_tokens += step_tokens;
     state.elapsed_seconds += step_seconds;
     const double loss = agreed[0] / static_cast<double>(options.update_freq);
     // A non-finite grad_norm (a skipped step) is written as null: JSON has no inf or nan.
-    nlohmann::json record{{"step", state.step}, {"split", "train"}, {"loss", loss}, {"lr", lr}, {"grad_norm", update.grad_norm},
-                          {"loss_scale", update.loss_scale}, {"skipped_steps", skipped_steps},
-                          {"target_tokens", step_tokens}, {"tokens_per_second", static_cast<double>(step_tokens) / step_seconds},
+    nlohmann::json record{{"step", state.step},
+                          {"split", "train"},
+                          {"loss", loss},
+                          {"lr", lr},
+                          {"grad_norm", update.grad_norm},
+                          {"loss_scale", update.loss_scale},
+                          {"skipped_steps", skipped_steps},
+                          {"target_tokens", step_tokens},
+                          {"tokens_per_second", static_cast<double>(step_tokens) / step_seconds},
                           {"epoch", sampler.position().epoch}};
     if (distributed) {
       record["processes"] = processes.size();
@@ -497,9 +542,11 @@ TrainSummary train(const TrainOptions& options) {
     if (!quiet && (terminal || state.step % std::max<int64_t>(options.log_every, 1) == 0)) {
       const double per_step = (state.elapsed_seconds - elapsed_before) / static_cast<double>(state.step - first_step);
       double remaining = per_step * static_cast<double>(options.max_steps - state.step);
-      if (options.max_minutes > 0) remaining = std::min(remaining, std::max(0.0, options.max_minutes * 60 - run_seconds));
+      if (options.max_minutes > 0)
+        remaining = std::min(remaining, std::max(0.0, options.max_minutes * 60 - run_seconds));
       const std::string line = fmt::format("step {}/{} | epoch {} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s{} | ETA {}",
-                                           state.step, options.max_steps, sampler.position().epoch + 1, loss, lr, throughput,
+                                           state.step, options.max_steps, sampler.position().epoch + 1, loss, lr,
+                                           throughput,
                                            skipped_steps > 0 ? fmt::format(" | skipped {}", skipped_steps) : "",
                                            format_duration(remaining));
       if (terminal) {
@@ -512,13 +559,14 @@ TrainSummary train(const TrainOptions& options) {
       at_checkpoint([&] { validate(); });
       validated_at_current_step = checkpointed_at_current_step = true;
       if (distributed) {  // rank 0 validated: every process learns its count, and so stops at the same step
-        state.validations_since_best =
-            static_cast<int64_t>(processes.all_gather(static_cast<uint64_t>(state.validations_since_best))[0]);
+        state.validations_since_best = static_cast<int64_t>(
+            processes.all_gather(static_cast<uint64_t>(state.validations_since_best))[0]);
       }
       if (patience_spent() && state.step < options.max_steps) {
         say(fmt::format("early stop at step {}: no validation loss below {:.4f} in the last {} validations "
-                        "(--patience {})", state.step, state.best_valid_loss.value_or(std::nan("")),
-                        state.validations_since_best, options.patience));
+                        "(--patience {})",
+                        state.step, state.best_valid_loss.value_or(std::nan("")), state.validations_since_best,
+                        options.patience));
         summary.stopped_early = true;
         break;
       }
@@ -534,9 +582,12 @@ TrainSummary train(const TrainOptions& options) {
       } else if (!checkpointed_at_current_step) {
         at_checkpoint(save_step_checkpoint);
       }
-      say(stop_requested ? (stop_signal ? fmt::format("stopped by signal {} at step {}; resume with --resume", stop_signal.load(), state.step)
-                                        : fmt::format("stopped at step {} by a signal to another process; resume with --resume", state.step))
-                         : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));
+      say(stop_requested
+              ? (stop_signal ? fmt::format("stopped by signal {} at step {}; resume with --resume", stop_signal.load(),
+                                           state.step)
+                             : fmt::format("stopped at step {} by a signal to another process; resume with --resume",
+                                           state.step))
+              : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));
       summary.interrupted = true;
       break;
     }
@@ -544,7 +595,8 @@ TrainSummary train(const TrainOptions& options) {
   if (!validated_at_current_step && !summary.interrupted) at_checkpoint([&] { validate(); });
   if (terminal) fmt::print(stderr, "\n");
   summary.steps = state.step;
-  if (state.step > first_step) summary.allreduce_seconds_per_step = allreduce_seconds / static_cast<double>(state.step - first_step);
+  if (state.step > first_step)
+    summary.allreduce_seconds_per_step = allreduce_seconds / static_cast<double>(state.step - first_step);
   return summary;
 }
 

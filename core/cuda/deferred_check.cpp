@@ -17,11 +17,11 @@ namespace {
 constexpr std::size_t kMostPending = 1024;
 
 struct DeviceChecks {
-  DeferredRecord* record = nullptr;      // on the device
-  DeferredRecord host_copy{};            // filled by the copy read_deferred_record queues
-  std::deque<std::string> pending;       // messages of the checks not yet read; pending[0] has id first_id
+  DeferredRecord* record = nullptr;  // on the device
+  DeferredRecord host_copy{};        // filled by the copy read_deferred_record queues
+  std::deque<std::string> pending;   // messages of the checks not yet read; pending[0] has id first_id
   unsigned long long first_id = 1;
-  std::size_t read_queued = 0;           // how many of `pending` the queued copy covers
+  std::size_t read_queued = 0;  // how many of `pending` the queued copy covers
 };
 
 std::mutex& checks_mutex() {

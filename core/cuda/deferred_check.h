@@ -21,8 +21,8 @@ struct DeferredRecord {
 };
 
 struct DeferredCheck {
-  unsigned long long id = 0;        // what the kernel writes into record->check on a failure
-  DeferredRecord* record = nullptr; // the device's record
+  unsigned long long id = 0;         // what the kernel writes into record->check on a failure
+  DeferredRecord* record = nullptr;  // the device's record
 };
 
 // Registers a check on `device`. `message` is the error raised when it fails, with "{value}" and

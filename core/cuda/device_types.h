@@ -12,6 +12,7 @@
 
 namespace agf::cuda {
 
+// clang-format off
 // The CUDA type stored in memory for an agf element type.
 template <class T> struct device_storage { using type = T; };
 template <> struct device_storage<Half> { using type = __half; };
@@ -49,6 +50,7 @@ template <class T> device_t<T>* device_pointer(T* pointer) { return reinterpret_
 template <class T> const device_t<T>* device_pointer(const T* pointer) {
   return reinterpret_cast<const device_t<T>*>(pointer);
 }
+// clang-format on
 
 // Grid size for `count` independent items at `threads` per block (grid-stride loops cover the rest).
 inline unsigned blocks_for(int64_t count, int threads, int64_t max_blocks = 65535LL * 8) {

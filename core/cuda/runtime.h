@@ -48,4 +48,5 @@ class DeviceGuard {
 #define AGF_CUDA_CHECK(call) ::agf::cuda::check_cuda((call), #call, __FILE__, __LINE__)
 #define AGF_CUBLAS_CHECK(call) ::agf::cuda::check_cublas((call), #call, __FILE__, __LINE__)
 // After a kernel launch: a bad configuration (grid too large, too much shared memory) surfaces here, named.
-#define AGF_CUDA_CHECK_LAUNCH(kernel) ::agf::cuda::check_cuda(cudaGetLastError(), "launch of " #kernel, __FILE__, __LINE__)
+#define AGF_CUDA_CHECK_LAUNCH(kernel) \
+  ::agf::cuda::check_cuda(cudaGetLastError(), "launch of " #kernel, __FILE__, __LINE__)

@@ -26,8 +26,8 @@ Tensor transfer(const Tensor& source, Device device) {
   const int from = source.device().index;
   if (device.is_cpu()) {
     DeviceGuard guard(from);
-    AGF_CUDA_CHECK(cudaMemcpyAsync(result.raw_data(), packed.raw_data(), bytes, cudaMemcpyDeviceToHost,
-                                   current_stream(from)));
+    AGF_CUDA_CHECK(
+        cudaMemcpyAsync(result.raw_data(), packed.raw_data(), bytes, cudaMemcpyDeviceToHost, current_stream(from)));
     read_deferred_record(from);  // the deferred checks' verdict comes back in the same wait
     AGF_CUDA_CHECK(cudaStreamSynchronize(current_stream(from)));
     raise_deferred_errors(from);
@@ -49,7 +49,8 @@ Tensor transfer(const Tensor& source, Device device) {
 void copy_into(const Tensor& out, const Tensor& source) {
   check_same_device(out, source, "Tensor::copy_from");
   const Tensor from = source.expand(out.shape());
-  const StridedIndex<2> index = make_strided_index<2>(out.shape(), {&out.strides(), &from.strides()}, "Tensor::copy_from");
+  const StridedIndex<2> index = make_strided_index<2>(out.shape(), {&out.strides(), &from.strides()},
+                                                      "Tensor::copy_from");
   copy_elements(out.dtype(), out.raw_data(), from.dtype(), from.raw_data(), index, out.numel(), out.device().index);
 }
 

@@ -12,8 +12,8 @@ namespace {
 
 // Plain loops over contiguous data: the op is small, and agf's tensors hand out their raw pointers.
 void check_operands(const char* what, const agf::Tensor& a, const agf::Tensor& b) {
-  AGF_CHECK(a.shape() == b.shape() && a.dtype() == b.dtype(), "{}: operands {} and {} differ", what,
-            a.description(), b.description());
+  AGF_CHECK(a.shape() == b.shape() && a.dtype() == b.dtype(), "{}: operands {} and {} differ", what, a.description(),
+            b.description());
   AGF_CHECK(a.device().is_cpu(), "{}: CPU tensors only, got {}", what, a.description());
   AGF_CHECK(a.dtype() == agf::DType::f32 || a.dtype() == agf::DType::f64, "{}: f32 or f64 only, got {}", what,
             a.description());
@@ -32,7 +32,7 @@ void forward_loop(const T* a, const T* b, T* y, int64_t count) {
 template <class T>
 void backward_loop(const T* grad_output, const T* a, const T* b, T* grad_a, T* grad_b, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
-    const T share_of_a = sigmoid(a[i] - b[i]);   // dy/da
+    const T share_of_a = sigmoid(a[i] - b[i]);  // dy/da
     grad_a[i] = grad_output[i] * share_of_a;
     grad_b[i] = grad_output[i] * (T(1) - share_of_a);  // dy/db = 1 - dy/da
   }

@@ -26,10 +26,10 @@ int main(int argc, char** argv) {
 
   // ---- data: English -> German, tokenized with a joint BPE learned from both sides ----
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"the house is small", "das Haus ist klein"},    {"the house is big", "das Haus ist groß"},
-      {"the cat is small", "die Katze ist klein"},     {"the dog is big", "der Hund ist groß"},
-      {"the cat sleeps", "die Katze schläft"},         {"the dog sleeps", "der Hund schläft"},
-      {"the house is old", "das Haus ist alt"},        {"the dog is old", "der Hund ist alt"},
+      {"the house is small", "das Haus ist klein"}, {"the house is big", "das Haus ist groß"},
+      {"the cat is small", "die Katze ist klein"},  {"the dog is big", "der Hund ist groß"},
+      {"the cat sleeps", "die Katze schläft"},      {"the dog sleeps", "der Hund schläft"},
+      {"the house is old", "das Haus ist alt"},     {"the dog is old", "der Hund ist alt"},
   };
   std::vector<std::string_view> all_lines;
   for (const auto& [english, german] : pairs) all_lines.insert(all_lines.end(), {english, german});

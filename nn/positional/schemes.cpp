@@ -106,9 +106,12 @@ GravitationalCoefficient::GravitationalCoefficient(const PositionalConfig& confi
   const auto owns = [&](PositionalParameter id) { return ops::positional_parameter(id).owned_by(scheme()); };
   G_ = register_parameter("G", Tensor::ones(shape_of(PositionalParameter::G, config), dtype));
   rho_ = register_parameter("rho", Tensor::full(shape_of(PositionalParameter::rho, config), 1.0 / 24.0, dtype));
-  if (config.learnable_k) k_ = register_parameter("k", Tensor::full(shape_of(PositionalParameter::k, config), config.k, dtype));
-  if (owns(PositionalParameter::lc2)) lc2_ = register_parameter("lc2", Tensor::ones(shape_of(PositionalParameter::lc2, config), dtype));
-  if (owns(PositionalParameter::lc3)) lc3_ = register_parameter("lc3", Tensor::ones(shape_of(PositionalParameter::lc3, config), dtype));
+  if (config.learnable_k)
+    k_ = register_parameter("k", Tensor::full(shape_of(PositionalParameter::k, config), config.k, dtype));
+  if (owns(PositionalParameter::lc2))
+    lc2_ = register_parameter("lc2", Tensor::ones(shape_of(PositionalParameter::lc2, config), dtype));
+  if (owns(PositionalParameter::lc3))
+    lc3_ = register_parameter("lc3", Tensor::ones(shape_of(PositionalParameter::lc3, config), dtype));
 }
 
 PositionalVariables GravitationalCoefficient::variables() const {

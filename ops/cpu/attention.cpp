@@ -48,7 +48,8 @@ Tensor unit_stride_rows(const Tensor& t) { return t.strides()[3] == 1 ? t : t.co
 // Where one head's [T, dk] matrix lives inside a [B, H, T, dk] tensor with a unit-stride last axis.
 struct HeadLayout {
   int64_t batch_stride = 0, head_stride = 0, row_stride = 0;
-  explicit HeadLayout(const Tensor& t) : batch_stride(t.strides()[0]), head_stride(t.strides()[1]), row_stride(t.strides()[2]) {}
+  explicit HeadLayout(const Tensor& t)
+      : batch_stride(t.strides()[0]), head_stride(t.strides()[1]), row_stride(t.strides()[2]) {}
   HeadLayout(int64_t b, int64_t h, int64_t r) : batch_stride(b), head_stride(h), row_stride(r) {}
   int64_t offset(int64_t b, int64_t h) const { return b * batch_stride + h * head_stride; }
 };
@@ -99,9 +100,9 @@ struct Kernel {
   const T *q = nullptr, *k = nullptr, *v = nullptr;
   HeadLayout q_layout{0, 0, 0}, k_layout{0, 0, 0}, v_layout{0, 0, 0};
 
-  T* weights = nullptr;          // a  [B, H, M, N]
-  T* dropped = nullptr;          // a' [B, H, M, N] or null (no dropout)
-  T* scaled_dot = nullptr;       // P  [B, H, M, N] or null
+  T* weights = nullptr;     // a  [B, H, M, N]
+  T* dropped = nullptr;     // a' [B, H, M, N] or null (no dropout)
+  T* scaled_dot = nullptr;  // P  [B, H, M, N] or null
 
   // Keys 0 .. visible_end-1 are visible to query m of sequence b.
   int64_t visible_end(int64_t b, int64_t m) const {
@@ -111,8 +112,12 @@ struct Kernel {
   int64_t head_offset(int64_t b, int64_t h) const { return (b * g.heads + h) * g.queries * g.keys; }
   // The table rows of head h: `before` for keys at or before the query (δ = 0), `after` for δ = 1. Null for a
   // scheme without a table: an offset from the empty vector's null data() is undefined behaviour (UBSan).
-  const T* before(int64_t h) const { return table.empty() ? nullptr : table.data() + (0 * g.heads + h) * g.distances * g.width; }
-  const T* after(int64_t h) const { return table.empty() ? nullptr : table.data() + (1 * g.heads + h) * g.distances * g.width; }
+  const T* before(int64_t h) const {
+    return table.empty() ? nullptr : table.data() + (0 * g.heads + h) * g.distances * g.width;
+  }
+  const T* after(int64_t h) const {
+    return table.empty() ? nullptr : table.data() + (1 * g.heads + h) * g.distances * g.width;
+  }
   // The table entry (row of `width`) of the pair (m, n), with D = |m - n|.
   static const T* entry(const T* before, const T* after, int64_t m, int64_t n, int64_t width) {
     return n <= m ? before + (m - n) * width : after + (n - m) * width;
@@ -235,7 +240,8 @@ struct ForwardScratch {
 };
 
 template <class T>
-void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLayout& out_layout, ForwardScratch<T>& S) {
+void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLayout& out_layout,
+                  ForwardScratch<T>& S) {
   const int64_t M = K.g.queries, N = K.g.keys, dk = K.g.head_dim, width = K.g.width;
   const ConstMatrixMap<T> Q(K.q + K.q_layout.offset(b, h), M, dk, Eigen::OuterStride<>(K.q_layout.row_stride));
   const ConstMatrixMap<T> Kmat(K.k + K.k_layout.offset(b, h), N, dk, Eigen::OuterStride<>(K.k_layout.row_stride));
@@ -307,11 +313,14 @@ void forward_head(const Kernel<T>& K, int64_t b, int64_t h, T* out, const HeadLa
   } else {
     // agf-f: o[m,j] = Σ_n a'[m,n]·C(δ,h,D,j)·v[n,j]
     for (int64_t m = 0; m < M; ++m) {
-      sum_over_pairs<T>(dk, K.visible_end(b, m), [&](int64_t n, T& weight, const T*& c, const T*& y) {
-        weight = a_prime[m * N + n];
-        c = Kernel<T>::entry(before, after, m, n, width);
-        y = v + n * K.v_layout.row_stride;
-      }, out + out_layout.offset(b, h) + m * out_layout.row_stride);
+      sum_over_pairs<T>(
+          dk, K.visible_end(b, m),
+          [&](int64_t n, T& weight, const T*& c, const T*& y) {
+            weight = a_prime[m * N + n];
+            c = Kernel<T>::entry(before, after, m, n, width);
+            y = v + n * K.v_layout.row_stride;
+          },
+          out + out_layout.offset(b, h) + m * out_layout.row_stride);
     }
   }
 }
@@ -330,10 +339,10 @@ struct GradientBuffers {
 // Per-thread scratch of the backward.
 template <class T>
 struct BackwardScratch {
-  std::vector<T> W;          // [M, N]  W = a' ⊙ C (PCM-V, scalar coefficient)
-  std::vector<T> g_pairs;    // [M, N]  one buffer for gW (PCM-V), ga, gs and gP in turn, each made in place
-  std::vector<T> gT;         // [2, distances, width]  gT = ∂L/∂T, the positional table's gradient, of this head
-  std::vector<T> transposed; // [dk, N]  vᵀ (agf-f with PCM-V)
+  std::vector<T> W;           // [M, N]  W = a' ⊙ C (PCM-V, scalar coefficient)
+  std::vector<T> g_pairs;     // [M, N]  one buffer for gW (PCM-V), ga, gs and gP in turn, each made in place
+  std::vector<T> gT;          // [2, distances, width]  gT = ∂L/∂T, the positional table's gradient, of this head
+  std::vector<T> transposed;  // [dk, N]  vᵀ (agf-f with PCM-V)
 };
 
 template <class T>
@@ -383,7 +392,7 @@ void backward_head(const Kernel<T>& K, const GradientBuffers<T>& buffers, int64_
       for (int64_t n = 0; n < end; ++n) {
         const T c = *Kernel<T>::entry(before, after, m, n, 1);
         gT[K.direction_distance_index(m, n)] += gW[m * N + n] * a_prime[m * N + n];  // gC += gW · a'
-        ga[m * N + n] = gW[m * N + n] * c;                                          // ga = gW · C
+        ga[m * N + n] = gW[m * N + n] * c;                                           // ga = gW · C
       }
     }
   } else {
@@ -398,11 +407,14 @@ void backward_head(const Kernel<T>& K, const GradientBuffers<T>& buffers, int64_
                         K.g.distances - 1 - m, vt, N, dk, K.visible_end(b, m), N, ga + m * N);
     }
     for (int64_t n = 0; n < N; ++n) {
-      sum_over_pairs<T>(dk, M, [&](int64_t m, T& weight, const T*& c, const T*& y) {
-        weight = a_prime[m * N + n];
-        c = Kernel<T>::entry(before, after, m, n, width);
-        y = g + m * buffers.grad_layout.row_stride;
-      }, gv + n * buffers.gv_layout.row_stride);
+      sum_over_pairs<T>(
+          dk, M,
+          [&](int64_t m, T& weight, const T*& c, const T*& y) {
+            weight = a_prime[m * N + n];
+            c = Kernel<T>::entry(before, after, m, n, width);
+            y = g + m * buffers.grad_layout.row_stride;
+          },
+          gv + n * buffers.gv_layout.row_stride);
     }
   }
 
@@ -424,18 +436,24 @@ void backward_head(const Kernel<T>& K, const GradientBuffers<T>& buffers, int64_
     // s[m,n] = (1/√dk)·Σ_j q[m,j]·k[n,j]·C[j]
     //   ∂L/∂q[m,j] = (1/√dk)·Σ_n gs·C[j]·k[n,j],   ∂L/∂k[n,j] = (1/√dk)·Σ_m gs·C[j]·q[m,j]
     for (int64_t m = 0; m < M; ++m) {
-      sum_over_pairs<T>(dk, K.visible_end(b, m), [&](int64_t n, T& weight, const T*& c, const T*& y) {
-        weight = K.scale * gs[m * N + n];
-        c = Kernel<T>::entry(before, after, m, n, width);
-        y = k + n * K.k_layout.row_stride;
-      }, gq + m * buffers.gq_layout.row_stride);
+      sum_over_pairs<T>(
+          dk, K.visible_end(b, m),
+          [&](int64_t n, T& weight, const T*& c, const T*& y) {
+            weight = K.scale * gs[m * N + n];
+            c = Kernel<T>::entry(before, after, m, n, width);
+            y = k + n * K.k_layout.row_stride;
+          },
+          gq + m * buffers.gq_layout.row_stride);
     }
     for (int64_t n = 0; n < N; ++n) {
-      sum_over_pairs<T>(dk, M, [&](int64_t m, T& weight, const T*& c, const T*& y) {
-        weight = K.scale * gs[m * N + n];
-        c = Kernel<T>::entry(before, after, m, n, width);
-        y = q + m * K.q_layout.row_stride;
-      }, gk + n * buffers.gk_layout.row_stride);
+      sum_over_pairs<T>(
+          dk, M,
+          [&](int64_t m, T& weight, const T*& c, const T*& y) {
+            weight = K.scale * gs[m * N + n];
+            c = Kernel<T>::entry(before, after, m, n, width);
+            y = q + m * K.q_layout.row_stride;
+          },
+          gk + n * buffers.gk_layout.row_stride);
     }
     //   ∂L/∂C(δ,D,j) = Σ over the diagonal |m - n| = D of  (1/√dk)·gs·q[m,j]·k[n,j]  (+ a'·g[m,j]·v[n,j] with PCM-V):
     //   along a diagonal C is one row, so each (δ, D) is summed in registers and written once.
@@ -511,8 +529,8 @@ int threads_for(const Geometry& g) {
 }
 
 template <class T>
-Kernel<T> make_kernel(const Geometry& g, const AttentionOptions& options, const Tensor& key_lengths, const Tensor& table,
-                      const Tensor& q, const Tensor& k, const Tensor& v) {
+Kernel<T> make_kernel(const Geometry& g, const AttentionOptions& options, const Tensor& key_lengths,
+                      const Tensor& table, const Tensor& q, const Tensor& k, const Tensor& v) {
   Kernel<T> K;
   K.g = g;
   K.options = options;
@@ -564,8 +582,9 @@ void check_options(const AttentionOptions& options) {
 
 // ---- the op --------------------------------------------------------------------------------------------------
 
-AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& key_lengths,
-                                   const PositionalParameters& positional, const AttentionOptions& options) {
+AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                                   const Tensor& key_lengths, const PositionalParameters& positional,
+                                   const AttentionOptions& options) {
   AGF_CUDA_ROUTE(on_cuda("attention", q_in, k_in, v_in, key_lengths),
                  cuda::attention_forward(q_in, k_in, v_in, key_lengths, positional, options));
   const Geometry g = geometry_of(q_in, k_in, v_in, options.scheme);
@@ -596,8 +615,10 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
 #pragma omp parallel num_threads(threads_for(g))
     {
       ForwardScratch<T> scratch;
-      if (options.pcmv && K.use == TableUse::coefficient) scratch.W.resize(static_cast<std::size_t>(g.queries * g.keys));
-      if (K.use == TableUse::feature_coefficient) scratch.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
+      if (options.pcmv && K.use == TableUse::coefficient)
+        scratch.W.resize(static_cast<std::size_t>(g.queries * g.keys));
+      if (K.use == TableUse::feature_coefficient)
+        scratch.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
 #pragma omp for schedule(static)
       for (int64_t bh = 0; bh < g.batch * g.heads; ++bh) {
         forward_head(K, bh / g.heads, bh % g.heads, out, out_layout, scratch);
@@ -657,7 +678,8 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
       S.g_pairs.resize(static_cast<std::size_t>(g.queries * g.keys));
       if (options.pcmv && use == TableUse::coefficient) S.W.resize(S.g_pairs.size());
       S.gT.resize(static_cast<std::size_t>(table_entries));
-      if (options.pcmv && use == TableUse::feature_coefficient) S.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
+      if (options.pcmv && use == TableUse::feature_coefficient)
+        S.transposed.resize(static_cast<std::size_t>(g.head_dim * g.keys));
       std::vector<double>& table_grad = thread_tables[static_cast<std::size_t>(omp_get_thread_num())];
       if (has_table) table_grad.assign(static_cast<std::size_t>(g.heads * table_entries), 0.0);
 #pragma omp for schedule(static)

@@ -69,7 +69,9 @@ bool is_gravitational(PositionalScheme scheme) {
 }
 
 namespace {
-bool uses_lc2(PositionalScheme scheme) { return scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f; }
+bool uses_lc2(PositionalScheme scheme) {
+  return scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f;
+}
 bool uses_lc3(PositionalScheme scheme) { return scheme == PositionalScheme::agf_f; }
 bool is_t5(PositionalScheme scheme) { return scheme == PositionalScheme::t5; }
 bool is_kerple(PositionalScheme scheme) {
@@ -83,12 +85,32 @@ using Spec = PositionalParameterSpec;
 using P = PositionalParameter;
 // Constant-initialized (no static-initialization order to mind): literals and captureless lambdas only.
 constinit const std::array<PositionalParameterSpec, 8> kPositionalParameterTable = {{
-    {P::G, "G", [](int64_t H, int64_t, int64_t) { return Shape{2, H}; }, is_gravitational, false},
-    {P::rho, "rho", [](int64_t H, int64_t, int64_t) { return Shape{2, H}; }, is_gravitational, false},
+    {P::G, "G",
+     [](int64_t H, int64_t, int64_t) {
+       return Shape{2, H};
+     },
+     is_gravitational, false},
+    {P::rho, "rho",
+     [](int64_t H, int64_t, int64_t) {
+       return Shape{2, H};
+     },
+     is_gravitational, false},
     {P::k, "k", [](int64_t, int64_t, int64_t) { return Shape{1}; }, is_gravitational, true},
-    {P::lc2, "lc2", [](int64_t H, int64_t L, int64_t) { return Shape{2, H, L}; }, uses_lc2, false},
-    {P::lc3, "lc3", [](int64_t H, int64_t L, int64_t dk) { return Shape{2, H, L, dk}; }, uses_lc3, false},
-    {P::t5_table, "t5_table", [](int64_t H, int64_t, int64_t) { return Shape{kT5Buckets, H}; }, is_t5, false},
+    {P::lc2, "lc2",
+     [](int64_t H, int64_t L, int64_t) {
+       return Shape{2, H, L};
+     },
+     uses_lc2, false},
+    {P::lc3, "lc3",
+     [](int64_t H, int64_t L, int64_t dk) {
+       return Shape{2, H, L, dk};
+     },
+     uses_lc3, false},
+    {P::t5_table, "t5_table",
+     [](int64_t H, int64_t, int64_t) {
+       return Shape{kT5Buckets, H};
+     },
+     is_t5, false},
     {P::r1, "r1", [](int64_t H, int64_t, int64_t) { return Shape{H}; }, is_kerple, false},
     {P::r2, "r2", [](int64_t H, int64_t, int64_t) { return Shape{H}; }, is_kerple, false},
 }};
@@ -128,7 +150,8 @@ int64_t t5_bucket(int64_t query_minus_key, bool bidirectional, int64_t buckets, 
   // The reference computes the logarithmic bucket in float32 and truncates; we do the same, so the
   // bucket boundaries (and therefore checkpoints) agree with it.
   const float ratio = static_cast<float>(distance) / static_cast<float>(max_exact);
-  const float log_span = static_cast<float>(std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)));
+  const float log_span = static_cast<float>(
+      std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)));
   const float scaled = std::log(ratio) / log_span * static_cast<float>(buckets - max_exact);
   const int64_t large = std::min<int64_t>(max_exact + static_cast<int64_t>(scaled), buckets - 1);
   return bucket + large;
@@ -201,7 +224,8 @@ Tensor positional_table_forward(const PositionalParameters& p, const AttentionOp
   };
 
   if (is_gravitational(scheme)) {
-    const std::vector<double> G = values_of(p.G), rho = values_of(p.rho), lc2 = values_of(p.lc2), lc3 = values_of(p.lc3);
+    const std::vector<double> G = values_of(p.G), rho = values_of(p.rho), lc2 = values_of(p.lc2),
+                              lc3 = values_of(p.lc3);
     const double k = exponent_of(p, options);
     for (int64_t direction = 0; direction < 2; ++direction) {
       for (int64_t head = 0; head < H; ++head) {
@@ -261,15 +285,18 @@ PositionalParameters positional_table_backward(const Tensor& grad_table, const P
   if (!has_coefficient(scheme) && !has_score_bias(scheme)) return grads;
   const int64_t H = shape.heads, distances = shape.distances, L = options.max_distance;
   const int64_t width = is_per_feature(scheme) ? shape.head_dim : 1;
-  AGF_CHECK(grad_table.numel() == 2 * H * distances * width, "positional_table_backward: gradient {} does not match "
-            "the table [2, {}, {}, {}]", grad_table.description(), H, distances, width);
+  AGF_CHECK(grad_table.numel() == 2 * H * distances * width,
+            "positional_table_backward: gradient {} does not match "
+            "the table [2, {}, {}, {}]",
+            grad_table.description(), H, distances, width);
   const std::vector<double> gT = grad_table.to_double_vector();
   auto grad_entry = [&](int64_t direction, int64_t head, int64_t distance) {
     return gT.data() + ((direction * H + head) * distances + distance) * width;
   };
 
   if (is_gravitational(scheme)) {
-    const std::vector<double> G = values_of(p.G), rho = values_of(p.rho), lc2 = values_of(p.lc2), lc3 = values_of(p.lc3);
+    const std::vector<double> G = values_of(p.G), rho = values_of(p.rho), lc2 = values_of(p.lc2),
+                              lc3 = values_of(p.lc3);
     const double k = exponent_of(p, options);
     std::vector<double> gG(G.size()), grho(rho.size()), glc2(lc2.size()), glc3(lc3.size());
     double gk = 0;
@@ -285,15 +312,15 @@ PositionalParameters positional_table_backward(const Tensor& grad_table, const P
           if (scheme == PositionalScheme::agf_f) {
             const int64_t row = (dh * L + i) * width;
             for (int64_t j = 0; j < width; ++j) {
-              g_lc1 += gC[j] * lc2[dh * L + i] * lc3[row + j];           // ∂C(j)/∂LC1  = lc2·lc3(j)
-              glc2[dh * L + i] += gC[j] * lc1.value * lc3[row + j];      // ∂C(j)/∂lc2  = LC1·lc3(j)
-              glc3[row + j] += gC[j] * lc1.value * lc2[dh * L + i];      // ∂C(j)/∂lc3(j) = LC1·lc2
+              g_lc1 += gC[j] * lc2[dh * L + i] * lc3[row + j];       // ∂C(j)/∂LC1  = lc2·lc3(j)
+              glc2[dh * L + i] += gC[j] * lc1.value * lc3[row + j];  // ∂C(j)/∂lc2  = LC1·lc3(j)
+              glc3[row + j] += gC[j] * lc1.value * lc2[dh * L + i];  // ∂C(j)/∂lc3(j) = LC1·lc2
             }
           } else if (scheme == PositionalScheme::agf_m) {
             g_lc1 = gC[0] * lc2[dh * L + i];        // ∂C/∂LC1 = lc2
             glc2[dh * L + i] += gC[0] * lc1.value;  // ∂C/∂lc2 = LC1
           } else {
-            g_lc1 = gC[0];                          // C = LC1
+            g_lc1 = gC[0];  // C = LC1
           }
           gG[dh] += g_lc1 * lc1.power;  // ∂LC1/∂G = (1 + D·rho)^-k
           // ∂LC1/∂rho = -k·D·LC1/(1 + D·rho); 0 where rho < 0 (max(rho, 0) is flat there)

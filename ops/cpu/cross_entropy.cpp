@@ -16,9 +16,9 @@ namespace agf::ops {
 
 namespace {
 struct Rows {
-  Tensor logits;                // contiguous [N, V]
-  std::vector<int64_t> targets; // validated
-  int64_t counted = 0;          // rows not ignored
+  Tensor logits;                 // contiguous [N, V]
+  std::vector<int64_t> targets;  // validated
+  int64_t counted = 0;           // rows not ignored
 };
 
 Rows check_rows(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options, const char* op) {

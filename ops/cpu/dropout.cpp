@@ -37,8 +37,8 @@ Tensor apply_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offset, 
       // Equal to keeps ? in[i]·scale : 0, as 0·scale = 0.
       stream.for_each(static_cast<uint64_t>(first), std::min(kChunk, x.numel() - first),
                       [in, result, scale, threshold](uint64_t i, uint32_t bits) {
-        result[i] = (dropout_keeps(bits, threshold) ? in[i] : T(0)) * scale;
-      });
+                        result[i] = (dropout_keeps(bits, threshold) ? in[i] : T(0)) * scale;
+                      });
     });
   });
   return out;

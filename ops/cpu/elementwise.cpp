@@ -31,7 +31,7 @@ std::pair<Tensor, Tensor> mul_backward(const Tensor& grad, const Tensor& a, cons
 }
 
 std::pair<Tensor, Tensor> div_backward(const Tensor& grad, const Tensor& a, const Tensor& b) {
-  Tensor grad_a = map_elements("div_backward", fn::Div{}, grad, b);                  // g/b
+  Tensor grad_a = map_elements("div_backward", fn::Div{}, grad, b);                    // g/b
   Tensor grad_b = map_elements("div_backward", fn::DivBackwardDivisor{}, grad, a, b);  // -g·a/b²
   return {sum_to(grad_a, a.shape()), sum_to(grad_b, b.shape())};
 }

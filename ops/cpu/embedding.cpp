@@ -38,9 +38,8 @@ Tensor embedding_forward(const Tensor& weight_in, const Tensor& ids) {
   const std::size_t row_bytes = static_cast<std::size_t>(features) * dtype_size(weight.dtype());
   const char* table = static_cast<const char*>(weight.raw_data());
   char* destination = static_cast<char*>(out.raw_data());
-  parallel_for(static_cast<int64_t>(rows.size()), features, [&](int64_t i) {
-    std::memcpy(destination + i * row_bytes, table + rows[i] * row_bytes, row_bytes);
-  });
+  parallel_for(static_cast<int64_t>(rows.size()), features,
+               [&](int64_t i) { std::memcpy(destination + i * row_bytes, table + rows[i] * row_bytes, row_bytes); });
   return out;
 }
 
@@ -57,7 +56,7 @@ Tensor embedding_backward(const Tensor& grad_in, const Tensor& ids, int64_t voca
     const T* g = grad.data<T>();
     T* table = grad_weight.data<T>();
     // Parallel over feature columns: each thread owns a slice of every row, so no two threads collide.
-#pragma omp parallel for schedule(static) if (static_cast<int64_t>(rows.size()) * features >= kParallelGrain)
+#pragma omp parallel for schedule(static) if (static_cast <int64_t>(rows.size()) * features >= kParallelGrain)
     for (int64_t column = 0; column < features; ++column) {
       for (std::size_t i = 0; i < rows.size(); ++i) table[rows[i] * features + column] += g[i * features + column];
     }

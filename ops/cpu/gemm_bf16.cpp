@@ -49,7 +49,9 @@ inline uint16_t packed_bf16(float x) {
   return (bits & 0x7f80u) == 0 ? bits & 0x8000u : bits;
 }
 
-inline uint32_t pair_word(float even, float odd) { return uint32_t(packed_bf16(even)) | uint32_t(packed_bf16(odd)) << 16; }
+inline uint32_t pair_word(float even, float odd) {
+  return uint32_t(packed_bf16(even)) | uint32_t(packed_bf16(odd)) << 16;
+}
 
 // words[l] = the pair word of (even[l], odd[l]) for l < count: one contiguous run, which GCC vectorizes.
 // Without `odd` (an odd depth's last pair) the upper halves are zero.
@@ -71,8 +73,8 @@ using WordTranspose = void (*)(const uint32_t* in, int64_t in_stride, int64_t la
 // strides 1 (GemmMatrix reads a row- or a column-major matrix); depth <= kDepthBlock. Lanes from `lanes` on
 // are zeros, and so is the upper half of the last pair for an odd depth. Both cases round contiguous runs of
 // floats (vectorized: 16 floats to 16 bf16 in a few instructions) and only move whole words afterwards.
-void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width,
-                int64_t depth, WordTranspose transpose, uint32_t* words) {
+void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width, int64_t depth,
+                WordTranspose transpose, uint32_t* words) {
   const int64_t pairs = ceil_div(depth, 2), whole = depth / 2;
   if (lanes < width) std::fill(words, words + pairs * width, 0u);
   if (k_stride == 1) {
@@ -164,6 +166,8 @@ void multiply_block(Bf16TileKernel tile, int64_t pairs, const uint32_t* a_block,
 
 // A 64-byte aligned array of words that only grows: each thread keeps one for A and the calling thread one for
 // B, so products after the first allocate nothing.
+// (Not formatted: clang-format 14 writes "::operator new (" and "::operator delete (".)
+// clang-format off
 class WordBuffer {
  public:
   uint32_t* reserve(int64_t words) {
@@ -181,6 +185,7 @@ class WordBuffer {
   std::unique_ptr<uint32_t, Free> data_;
   int64_t capacity_ = 0;
 };
+// clang-format on
 
 }  // namespace
 

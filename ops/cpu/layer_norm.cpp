@@ -22,8 +22,8 @@ void check_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
   for (const Tensor* parameter : {&weight, &bias}) {
     check_defined(*parameter, op, "weight/bias");
     check_same_dtype(x, *parameter, op);
-    AGF_CHECK(parameter->shape() == Shape{features}, "{}: weight and bias must be [{}] for x {}, got {}", op,
-              features, x.description(), parameter->description());
+    AGF_CHECK(parameter->shape() == Shape{features}, "{}: weight and bias must be [{}] for x {}, got {}", op, features,
+              x.description(), parameter->description());
   }
 }
 }  // namespace

@@ -94,15 +94,17 @@ Tensor reduce_columns(const Tensor& x, const ReductionPlan& plan, const char* op
 // `finish(accumulator, count)`. Accumulation is in double for both f32 and f64. On a GPU the rows go to
 // the CUDA reduction of the same `kind` instead (accumulating in f32, or f64 for f64).
 template <class Combine, class Finish>
-Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* op, ReduceKind kind,
-                   double initial, Combine combine, Finish finish) {
+Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* op, ReduceKind kind, double initial,
+                   Combine combine, Finish finish) {
   check_defined(x, op, "x");
   const bool gpu = on_cuda(op, x);
   if (!gpu) check_cpu(x, op);
   const ReductionPlan plan = plan_reduction(x.shape(), axes, keepdim, op);
   std::vector<int64_t> order;
-  for (int64_t axis = 0; axis < x.dim(); ++axis) if (!plan.reduced[axis]) order.push_back(axis);
-  for (int64_t axis = 0; axis < x.dim(); ++axis) if (plan.reduced[axis]) order.push_back(axis);
+  for (int64_t axis = 0; axis < x.dim(); ++axis)
+    if (!plan.reduced[axis]) order.push_back(axis);
+  for (int64_t axis = 0; axis < x.dim(); ++axis)
+    if (plan.reduced[axis]) order.push_back(axis);
   const int64_t row_length = plan.reduced_count;
   if (!gpu && reduces_leading_axes(plan, x)) {
     return reduce_columns(x, plan, op, initial, combine, finish);
@@ -133,19 +135,22 @@ Tensor reduce_rows(const Tensor& x, const Axes& axes, bool keepdim, const char* 
 }  // namespace
 
 Tensor sum(const Tensor& x, const Axes& axes, bool keepdim) {
-  return reduce_rows(x, axes, keepdim, "sum", ReduceKind::sum, 0.0, [](double a, double v) { return a + v; },
-                     [](double a, int64_t) { return a; });
+  return reduce_rows(
+      x, axes, keepdim, "sum", ReduceKind::sum, 0.0, [](double a, double v) { return a + v; },
+      [](double a, int64_t) { return a; });
 }
 
 Tensor mean(const Tensor& x, const Axes& axes, bool keepdim) {
-  return reduce_rows(x, axes, keepdim, "mean", ReduceKind::mean, 0.0, [](double a, double v) { return a + v; },
-                     [](double a, int64_t n) { return n ? a / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN(); });
+  return reduce_rows(
+      x, axes, keepdim, "mean", ReduceKind::mean, 0.0, [](double a, double v) { return a + v; },
+      [](double a, int64_t n) { return n ? a / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN(); });
 }
 
 Tensor max(const Tensor& x, const Axes& axes, bool keepdim) {
   AGF_CHECK(x.numel() > 0, "max: reduction of an empty tensor {}", x.description());
-  return reduce_rows(x, axes, keepdim, "max", ReduceKind::max, -std::numeric_limits<double>::infinity(),
-                     [](double a, double v) { return std::max(a, v); }, [](double a, int64_t) { return a; });
+  return reduce_rows(
+      x, axes, keepdim, "max", ReduceKind::max, -std::numeric_limits<double>::infinity(),
+      [](double a, double v) { return std::max(a, v); }, [](double a, int64_t) { return a; });
 }
 
 Tensor sum_backward(const Tensor& grad, const Shape& x_shape, const Axes& axes, bool keepdim) {
@@ -177,8 +182,8 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
     } else if (shape[axis - lead] == 1 && grad.size(axis) != 1) {
       axes.push_back(axis);
     } else {
-      AGF_CHECK(shape[axis - lead] == grad.size(axis), "sum_to: {} does not broadcast to {}",
-                shape_string(shape), grad.description());
+      AGF_CHECK(shape[axis - lead] == grad.size(axis), "sum_to: {} does not broadcast to {}", shape_string(shape),
+                grad.description());
     }
   }
   if (axes.empty()) return grad.reshape(shape);

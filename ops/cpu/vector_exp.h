@@ -32,8 +32,7 @@ template <class Packet>
 Packet packet_exp(const Packet& x) {
   if constexpr (std::is_same_v<typename Eigen::internal::unpacket_traits<Packet>::type, float>)
     return Eigen::internal::pexp_float(x);
-  else
-    return Eigen::internal::pexp_double(x);
+  else return Eigen::internal::pexp_double(x);
 }
 
 // Calls visit(i, e) for each packet of e = exp(x[i..i+lanes) - shift), with exp(-inf) = 0 exactly: Eigen's
@@ -57,7 +56,8 @@ void for_each_exp_packet(const T* x, T shift, int64_t length, Visit&& visit) {
   for (; i + lanes <= length; i += lanes) visit(i, exp_of(ei::ploadu<Packet>(x + i)));
   if (i < length) {
     alignas(64) T tail[lanes];
-    for (int64_t lane = 0; lane < lanes; ++lane) tail[lane] = i + lane < length ? x[i + lane] : -std::numeric_limits<T>::infinity();
+    for (int64_t lane = 0; lane < lanes; ++lane)
+      tail[lane] = i + lane < length ? x[i + lane] : -std::numeric_limits<T>::infinity();
     visit(i, exp_of(ei::pload<Packet>(tail)));
   }
 }

@@ -16,8 +16,8 @@
 
 #include "core/cuda/runtime.h"
 #include "ops/attention_fused.h"
-#include "ops/attention_materialized_steps.h"
 #include "ops/attention_geometry.h"
+#include "ops/attention_materialized_steps.h"
 #include "ops/attention_positional.h"
 #include "ops/cuda/attention_kernels.h"
 #include "ops/cuda/index_check_kernels.h"
@@ -141,9 +141,10 @@ PositionalParameters positional_gradients(const Tensor& grad_table, const Positi
       return parameter.defined() ? Tensor::empty(parameter.shape(), DType::f64, device) : Tensor();
     };
     Tensor gG = like(p.G), grho = like(p.rho), gk_parts = like(p.G), glc2 = like(p.lc2), glc3 = like(p.lc3);
-    ::agf::cuda::launch_gravitational_table_backward(
-        describe(p, options, g), gT.data<double>(), gG.data<double>(), grho.data<double>(), gk_parts.data<double>(),
-        glc2.defined() ? glc2.data<double>() : nullptr, glc3.defined() ? glc3.data<double>() : nullptr, device.index);
+    ::agf::cuda::launch_gravitational_table_backward(describe(p, options, g), gT.data<double>(), gG.data<double>(),
+                                                     grho.data<double>(), gk_parts.data<double>(),
+                                                     glc2.defined() ? glc2.data<double>() : nullptr,
+                                                     glc3.defined() ? glc3.data<double>() : nullptr, device.index);
     auto in_dtype_of = [](const Tensor& grad, const Tensor& parameter) {
       return parameter.defined() ? grad.to(parameter.dtype()) : Tensor();
     };
@@ -241,8 +242,9 @@ AttentionForward fused_forward(const Geometry& g, const AttentionOptions& option
   // The backward's o, in the compute type: the output itself, or for 16-bit storage an f32 copy the kernel
   // writes beside it (see FusedAttention::out_compute).
   const bool sixteen_bit = compute_dtype(dtype) != dtype;
-  result.saved.output = sixteen_bit ? Tensor::empty({g.batch, g.heads, g.queries, g.head_dim}, compute_dtype(dtype), device)
-                                    : result.output;
+  result.saved.output = sixteen_bit
+                            ? Tensor::empty({g.batch, g.heads, g.queries, g.head_dim}, compute_dtype(dtype), device)
+                            : result.output;
   result.saved.table = table;
   dispatch_any_floating(dtype, "attention", [&]<class T>() {
     using Acc = fused::compute_t<T>;
@@ -266,12 +268,14 @@ Tensor fused_backward(const Geometry& g, const AttentionOptions& options, const 
             "attention_backward: the fused forward's saved output is missing or malformed");
   AGF_CHECK(saved.row_logsumexp.shape() == Shape({g.batch, g.heads, g.queries}) &&
                 saved.row_logsumexp.dtype() == compute_dtype(dtype) && saved.row_logsumexp.is_contiguous(),
-            "attention_backward: the saved row log-sum-exp {} does not match the call", saved.row_logsumexp.description());
+            "attention_backward: the saved row log-sum-exp {} does not match the call",
+            saved.row_logsumexp.description());
   const Tensor delta = Tensor::empty({g.batch, g.heads, g.queries}, compute_dtype(dtype), device);
   grads.q = heads_interleaved(g.batch, g.heads, g.queries, g.head_dim, dtype, device);
   grads.k = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, device);
   grads.v = heads_interleaved(g.batch, g.heads, g.keys, g.head_dim, dtype, device);
-  const Tensor grad_table = saved.table.defined() ? Tensor::zeros(saved.table.shape(), compute_dtype(dtype), device) : Tensor();
+  const Tensor grad_table = saved.table.defined() ? Tensor::zeros(saved.table.shape(), compute_dtype(dtype), device)
+                                                  : Tensor();
   dispatch_any_floating(dtype, "attention_backward", [&]<class T>() {
     using Acc = fused::compute_t<T>;
     fused::FusedAttention<T, Acc> A = fused_arguments<T>(g, options, lengths, saved.table, q, k, v);
@@ -309,7 +313,8 @@ struct CudaBackend {
         static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT));
   }
   template <class T>
-  static void softmax_rows(const materialized::Attention<T>& A, const T* scores, T* weights, T* dropped, Device device) {
+  static void softmax_rows(const materialized::Attention<T>& A, const T* scores, T* weights, T* dropped,
+                           Device device) {
     attention_softmax_rows<T>(A, scores, weights, dropped, device.index);
   }
   template <class T>
@@ -343,9 +348,8 @@ struct CudaBackend {
     attention_feature_sum_over_queries<T>(A, w, y, scale, out, device.index);
   }
   template <class T>
-  static void feature_table_gradient(const materialized::Attention<T>& A, const T* score_grad, const T* q,
-                                     const T* k, const T* dropped, const T* g, const T* v, T scale, T* grad_table,
-                                     Device device) {
+  static void feature_table_gradient(const materialized::Attention<T>& A, const T* score_grad, const T* q, const T* k,
+                                     const T* dropped, const T* g, const T* v, T scale, T* grad_table, Device device) {
     attention_feature_table_gradient<T>(A, score_grad, q, k, dropped, g, v, scale, grad_table, device.index);
   }
 };
@@ -363,8 +367,8 @@ std::string fused_unfit_reason(DType dtype, int64_t head_dim, const AttentionOpt
 }  // namespace
 
 AttentionKernel attention_kernel_for(const Tensor& q, const AttentionOptions& options, AttentionKernel requested) {
-  AGF_CHECK(q.defined() && q.dim() == 4 && q.device().is_cuda(), "attention: q must be a [B, H, T, dk] CUDA tensor, got {}",
-            q.defined() ? q.description() : "undefined");
+  AGF_CHECK(q.defined() && q.dim() == 4 && q.device().is_cuda(),
+            "attention: q must be a [B, H, T, dk] CUDA tensor, got {}", q.defined() ? q.description() : "undefined");
   if (requested == AttentionKernel::materialized) return requested;
   const std::string why = fused_unfit_reason(q.dtype(), q.size(3), options, q.device().index);
   if (why.empty()) return AttentionKernel::fused;
@@ -372,9 +376,9 @@ AttentionKernel attention_kernel_for(const Tensor& q, const AttentionOptions& op
   return AttentionKernel::materialized;
 }
 
-AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, const Tensor& key_lengths,
-                                   const PositionalParameters& positional, const AttentionOptions& options,
-                                   AttentionKernel kernel) {
+AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                                   const Tensor& key_lengths, const PositionalParameters& positional,
+                                   const AttentionOptions& options, AttentionKernel kernel) {
   const Geometry g = attention_geometry(q_in, k_in, v_in, options.scheme);
   check_options(options);
   const Device device = q_in.device();
@@ -400,8 +404,8 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
   check_same_dtype(grad_in, q_in, "attention_backward");
   // The kernels read the saved tensors through raw pointers: saved values from another device (or the CPU op's)
   // would hand them host pointers, and a scheme's missing table a null one (a sticky illegal-address error).
-  for (const Tensor* t : {&saved.weights, &saved.dropped_weights, &saved.scaled_dot, &saved.table, &saved.output,
-                          &saved.row_logsumexp}) {
+  for (const Tensor* t :
+       {&saved.weights, &saved.dropped_weights, &saved.scaled_dot, &saved.table, &saved.output, &saved.row_logsumexp}) {
     if (t->defined()) check_same_device(*t, q_in, "attention_backward");
   }
   AGF_CHECK(saved.table.defined() == (has_coefficient(options.scheme) || has_score_bias(options.scheme)),
@@ -413,8 +417,8 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
   AttentionGradients grads;
   const Tensor grad_table = saved.row_logsumexp.defined()
                                 ? fused_backward(g, options, lengths, grad, q, k, v, saved, grads)
-                                : materialized::backward<CudaBackend>(materialized_call(g, options, lengths, saved.table),
-                                                                      grad, q, k, v, saved, grads);
+                                : materialized::backward<CudaBackend>(
+                                      materialized_call(g, options, lengths, saved.table), grad, q, k, v, saved, grads);
   grads.positional = positional_gradients(grad_table, positional, options, g);
   if (options.scheme == PositionalScheme::rope) {
     grads.q = rope_backward(grads.q);

@@ -60,7 +60,8 @@ struct GpuBlock {
     for (int i = 0; i < State::kParts; ++i) {
       auto value = state.part[i];
 #pragma unroll
-      for (int mask = fused::kSide / 2; mask > 0; mask /= 2) value = op(value, __shfl_xor_sync(0xffffffffu, value, mask));
+      for (int mask = fused::kSide / 2; mask > 0; mask /= 2)
+        value = op(value, __shfl_xor_sync(0xffffffffu, value, mask));
       state.part[i] = value;
     }
   }
@@ -130,7 +131,8 @@ template <class Kernel, class Arguments>
 void launch_tiles(Kernel kernel, const char* name, int64_t blocks, std::size_t shared_bytes, int device,
                   const Arguments& A) {
   if (blocks == 0) return;
-  AGF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+  AGF_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
   kernel<<<static_cast<unsigned>(blocks), fused::kThreads, shared_bytes, current_stream(device)>>>(A);
   agf::cuda::check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
 }
@@ -179,7 +181,8 @@ void fused_attention_backward(const fused::FusedAttention<T, fused::compute_t<T>
   const int64_t rows = A.pairs.batch * A.pairs.heads * A.pairs.queries;
   if (rows > 0) {
     constexpr int kDeltaThreads = 256;
-    fused_row_delta_kernel<T><<<agf::cuda::blocks_for(rows, kDeltaThreads), kDeltaThreads, 0, current_stream(device)>>>(D);
+    fused_row_delta_kernel<T>
+        <<<agf::cuda::blocks_for(rows, kDeltaThreads), kDeltaThreads, 0, current_stream(device)>>>(D);
     AGF_CUDA_CHECK_LAUNCH(fused_row_delta_kernel);
   }
   with_head_dim(A.pairs.head_dim, [&]<int kHeadDim>() {
@@ -192,8 +195,8 @@ void fused_attention_backward(const fused::FusedAttention<T, fused::compute_t<T>
   });
 }
 
-#define AGF_FUSED_ATTENTION_INSTANCES(T)                                                                  \
-  template void fused_attention_forward<T>(const fused::FusedAttention<T, fused::compute_t<T>>&, int);  \
+#define AGF_FUSED_ATTENTION_INSTANCES(T)                                                               \
+  template void fused_attention_forward<T>(const fused::FusedAttention<T, fused::compute_t<T>>&, int); \
   template void fused_attention_backward<T>(const fused::FusedAttention<T, fused::compute_t<T>>&, int);
 AGF_FUSED_ATTENTION_INSTANCES(double)
 AGF_FUSED_ATTENTION_INSTANCES(float)

@@ -54,8 +54,7 @@ void attention_softmax_backward_rows(const materialized::Attention<T>& A, const 
 template <class T>
 void attention_diagonal_sums(const materialized::Attention<T>& A, const T* pair_values, T* grad_table, int device);
 template <class T>
-void attention_feature_table_gradient(const materialized::Attention<T>& A, const T* score_grad, const T* q,
-                                      const T* k, const T* dropped, const T* g, const T* v, T scale, T* grad_table,
-                                      int device);
+void attention_feature_table_gradient(const materialized::Attention<T>& A, const T* score_grad, const T* q, const T* k,
+                                      const T* dropped, const T* g, const T* v, T scale, T* grad_table, int device);
 
 }  // namespace agf::ops::cuda

@@ -34,7 +34,8 @@ __device__ T block_reduce(T value, T* scratch, Op op) {
   scratch[threadIdx.x] = value;
   __syncthreads();
   for (int width = kThreads / 2; width > 0; width /= 2) {
-    if (static_cast<int>(threadIdx.x) < width) scratch[threadIdx.x] = op(scratch[threadIdx.x], scratch[threadIdx.x + width]);
+    if (static_cast<int>(threadIdx.x) < width)
+      scratch[threadIdx.x] = op(scratch[threadIdx.x], scratch[threadIdx.x + width]);
     __syncthreads();
   }
   const T result = scratch[0];
@@ -47,22 +48,22 @@ template <class T, class Step>
 __device__ __forceinline__ void for_rows(int64_t count, Step&& step) {
   __shared__ T scratch[kThreads];
   auto combine = [&](T value, auto op) { return block_reduce(value, scratch, op); };
-  for (int64_t row = blockIdx.x; row < count; row += gridDim.x) step(row, static_cast<int>(threadIdx.x), kThreads, combine);
+  for (int64_t row = blockIdx.x; row < count; row += gridDim.x)
+    step(row, static_cast<int>(threadIdx.x), kThreads, combine);
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) softmax_rows_kernel(const Attention<T> A, const T* scores, T* weights,
-                                                                T* dropped) {
+__global__ void __launch_bounds__(kThreads)
+    softmax_rows_kernel(const Attention<T> A, const T* scores, T* weights, T* dropped) {
   for_rows<T>(A.pairs.batch * A.pairs.heads * A.pairs.queries, [&](int64_t row, int tid, int threads, auto& combine) {
     materialized::softmax_row(A, row, tid, threads, combine, scores, weights, dropped);
   });
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) softmax_backward_rows_kernel(const Attention<T> A, const T* weights,
-                                                                         const T* dropped, const T* scaled_dot,
-                                                                         bool value_coefficient, T* grad,
-                                                                         T* pair_table_grad) {
+__global__ void __launch_bounds__(kThreads)
+    softmax_backward_rows_kernel(const Attention<T> A, const T* weights, const T* dropped, const T* scaled_dot,
+                                 bool value_coefficient, T* grad, T* pair_table_grad) {
   for_rows<T>(A.pairs.batch * A.pairs.heads * A.pairs.queries, [&](int64_t row, int tid, int threads, auto& combine) {
     materialized::softmax_backward_row(A, row, tid, threads, combine, weights, dropped, scaled_dot, value_coefficient,
                                        grad, pair_table_grad);
@@ -70,8 +71,8 @@ __global__ void __launch_bounds__(kThreads) softmax_backward_rows_kernel(const A
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) diagonal_sums_kernel(const Attention<T> A, const T* pair_values,
-                                                                 T* grad_table) {
+__global__ void __launch_bounds__(kThreads)
+    diagonal_sums_kernel(const Attention<T> A, const T* pair_values, T* grad_table) {
   for_rows<T>(2 * A.pairs.heads * A.pairs.distances, [&](int64_t entry, int tid, int threads, auto& combine) {
     materialized::diagonal_sum(A, entry, tid, threads, combine, pair_values, grad_table);
   });
@@ -88,26 +89,30 @@ __device__ __forceinline__ void for_elements(int64_t count, Value&& value, Out* 
 
 template <class T>
 __global__ void coefficient_product_kernel(const Attention<T> A, const T* weights, T* out) {
-  for_elements(A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.keys,
-               [&](int64_t i) { return materialized::coefficient_product_at(A, weights, i); }, out);
+  for_elements(
+      A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.keys,
+      [&](int64_t i) { return materialized::coefficient_product_at(A, weights, i); }, out);
 }
 
 template <class T>
 __global__ void feature_sum_over_features_kernel(const Attention<T> A, const T* x, const T* y, T scale, T* out) {
-  for_elements(A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.keys,
-               [&](int64_t i) { return materialized::feature_sum_over_features_at(A, x, y, scale, i); }, out);
+  for_elements(
+      A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.keys,
+      [&](int64_t i) { return materialized::feature_sum_over_features_at(A, x, y, scale, i); }, out);
 }
 
 template <class T>
 __global__ void feature_sum_over_keys_kernel(const Attention<T> A, const T* w, const T* y, T scale, T* out) {
-  for_elements(A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.head_dim,
-               [&](int64_t i) { return materialized::feature_sum_over_keys_at(A, w, y, scale, i); }, out);
+  for_elements(
+      A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.head_dim,
+      [&](int64_t i) { return materialized::feature_sum_over_keys_at(A, w, y, scale, i); }, out);
 }
 
 template <class T>
 __global__ void feature_sum_over_queries_kernel(const Attention<T> A, const T* w, const T* y, T scale, T* out) {
-  for_elements(A.pairs.batch * A.pairs.heads * A.pairs.keys * A.pairs.head_dim,
-               [&](int64_t i) { return materialized::feature_sum_over_queries_at(A, w, y, scale, i); }, out);
+  for_elements(
+      A.pairs.batch * A.pairs.heads * A.pairs.keys * A.pairs.head_dim,
+      [&](int64_t i) { return materialized::feature_sum_over_queries_at(A, w, y, scale, i); }, out);
 }
 
 // One block per table entry, its threads over the features j.
@@ -117,12 +122,15 @@ __global__ void feature_table_gradient_kernel(const Attention<T> A, const T* sco
   const int64_t dk = A.pairs.head_dim, entries = 2 * A.pairs.heads * A.pairs.distances;
   for (int64_t entry = blockIdx.x; entry < entries; entry += gridDim.x) {
     for (int64_t j = threadIdx.x; j < dk; j += blockDim.x) {
-      grad_table[entry * dk + j] = materialized::feature_table_gradient_at(A, score_grad, q, k, dropped, g, v, scale, entry, j);
+      grad_table[entry * dk + j] = materialized::feature_table_gradient_at(A, score_grad, q, k, dropped, g, v, scale,
+                                                                           entry, j);
     }
   }
 }
 
-unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(rows < 65535LL * 8 ? (rows < 1 ? 1 : rows) : 65535LL * 8); }
+unsigned row_blocks(int64_t rows) {
+  return static_cast<unsigned>(rows < 65535LL * 8 ? (rows < 1 ? 1 : rows) : 65535LL * 8);
+}
 
 }  // namespace
 
@@ -145,39 +153,38 @@ void attention_coefficient_product(const Attention<T>& A, const T* weights, T* o
 }
 
 template <class T>
-void attention_feature_sum_over_features(const Attention<T>& A, const T* x, const T* y, T scale, T* out,
-                                         int device) {
+void attention_feature_sum_over_features(const Attention<T>& A, const T* x, const T* y, T scale, T* out, int device) {
   const int64_t count = A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.keys;
   if (count == 0) return;
   DeviceGuard guard(device);
-  feature_sum_over_features_kernel<<<blocks_for(count, kThreads), kThreads, 0, current_stream(device)>>>(A, x, y, scale, out);
+  feature_sum_over_features_kernel<<<blocks_for(count, kThreads), kThreads, 0, current_stream(device)>>>(A, x, y, scale,
+                                                                                                         out);
   AGF_CUDA_CHECK_LAUNCH(feature_sum_over_features_kernel);
 }
 
 template <class T>
-void attention_feature_sum_over_keys(const Attention<T>& A, const T* w, const T* y, T scale, T* out,
-                                     int device) {
+void attention_feature_sum_over_keys(const Attention<T>& A, const T* w, const T* y, T scale, T* out, int device) {
   const int64_t count = A.pairs.batch * A.pairs.heads * A.pairs.queries * A.pairs.head_dim;
   if (count == 0) return;
   DeviceGuard guard(device);
-  feature_sum_over_keys_kernel<<<blocks_for(count, kThreads), kThreads, 0, current_stream(device)>>>(A, w, y, scale, out);
+  feature_sum_over_keys_kernel<<<blocks_for(count, kThreads), kThreads, 0, current_stream(device)>>>(A, w, y, scale,
+                                                                                                     out);
   AGF_CUDA_CHECK_LAUNCH(feature_sum_over_keys_kernel);
 }
 
 template <class T>
-void attention_feature_sum_over_queries(const Attention<T>& A, const T* w, const T* y, T scale, T* out,
-                                        int device) {
+void attention_feature_sum_over_queries(const Attention<T>& A, const T* w, const T* y, T scale, T* out, int device) {
   const int64_t count = A.pairs.batch * A.pairs.heads * A.pairs.keys * A.pairs.head_dim;
   if (count == 0) return;
   DeviceGuard guard(device);
-  feature_sum_over_queries_kernel<<<blocks_for(count, kThreads), kThreads, 0, current_stream(device)>>>(A, w, y, scale, out);
+  feature_sum_over_queries_kernel<<<blocks_for(count, kThreads), kThreads, 0, current_stream(device)>>>(A, w, y, scale,
+                                                                                                        out);
   AGF_CUDA_CHECK_LAUNCH(feature_sum_over_queries_kernel);
 }
 
 template <class T>
-void attention_softmax_backward_rows(const Attention<T>& A, const T* weights, const T* dropped,
-                                     const T* scaled_dot, bool value_coefficient, T* grad, T* pair_table_grad,
-                                     int device) {
+void attention_softmax_backward_rows(const Attention<T>& A, const T* weights, const T* dropped, const T* scaled_dot,
+                                     bool value_coefficient, T* grad, T* pair_table_grad, int device) {
   const int64_t rows = A.pairs.batch * A.pairs.heads * A.pairs.queries;
   if (rows == 0 || A.pairs.keys == 0) return;
   DeviceGuard guard(device);
@@ -196,9 +203,8 @@ void attention_diagonal_sums(const Attention<T>& A, const T* pair_values, T* gra
 }
 
 template <class T>
-void attention_feature_table_gradient(const Attention<T>& A, const T* score_grad, const T* q,
-                                      const T* k, const T* dropped, const T* g, const T* v, T scale, T* grad_table,
-                                      int device) {
+void attention_feature_table_gradient(const Attention<T>& A, const T* score_grad, const T* q, const T* k,
+                                      const T* dropped, const T* g, const T* v, T scale, T* grad_table, int device) {
   const int64_t entries = 2 * A.pairs.heads * A.pairs.distances;
   if (entries == 0) return;
   DeviceGuard guard(device);
@@ -208,15 +214,16 @@ void attention_feature_table_gradient(const Attention<T>& A, const T* score_grad
   AGF_CUDA_CHECK_LAUNCH(feature_table_gradient_kernel);
 }
 
-#define AGF_MATERIALIZED_ATTENTION_INSTANCES(T)                                                                           \
-  template void attention_softmax_rows<T>(const Attention<T>&, const T*, T*, T*, int);                                    \
-  template void attention_coefficient_product<T>(const Attention<T>&, const T*, T*, int);                                 \
-  template void attention_feature_sum_over_features<T>(const Attention<T>&, const T*, const T*, T, T*, int);              \
-  template void attention_feature_sum_over_keys<T>(const Attention<T>&, const T*, const T*, T, T*, int);                  \
-  template void attention_feature_sum_over_queries<T>(const Attention<T>&, const T*, const T*, T, T*, int);               \
-  template void attention_softmax_backward_rows<T>(const Attention<T>&, const T*, const T*, const T*, bool, T*, T*, int); \
-  template void attention_diagonal_sums<T>(const Attention<T>&, const T*, T*, int);                                       \
-  template void attention_feature_table_gradient<T>(const Attention<T>&, const T*, const T*, const T*, const T*,          \
+#define AGF_MATERIALIZED_ATTENTION_INSTANCES(T)                                                                     \
+  template void attention_softmax_rows<T>(const Attention<T>&, const T*, T*, T*, int);                              \
+  template void attention_coefficient_product<T>(const Attention<T>&, const T*, T*, int);                           \
+  template void attention_feature_sum_over_features<T>(const Attention<T>&, const T*, const T*, T, T*, int);        \
+  template void attention_feature_sum_over_keys<T>(const Attention<T>&, const T*, const T*, T, T*, int);            \
+  template void attention_feature_sum_over_queries<T>(const Attention<T>&, const T*, const T*, T, T*, int);         \
+  template void attention_softmax_backward_rows<T>(const Attention<T>&, const T*, const T*, const T*, bool, T*, T*, \
+                                                   int);                                                            \
+  template void attention_diagonal_sums<T>(const Attention<T>&, const T*, T*, int);                                 \
+  template void attention_feature_table_gradient<T>(const Attention<T>&, const T*, const T*, const T*, const T*,    \
                                                     const T*, const T*, T, T*, int);
 AGF_MATERIALIZED_ATTENTION_INSTANCES(float)
 AGF_MATERIALIZED_ATTENTION_INSTANCES(double)

@@ -43,7 +43,8 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, const 
   const Tensor row_losses = Tensor::empty({n}, DType::f64, device);
   agf::cuda::cross_entropy_loss(logits.dtype(), rows.logits.raw_data(), rows.targets.dtype(), rows.targets.raw_data(),
                                 loss.raw_data(), static_cast<double*>(row_losses.raw_data()), n, classes,
-                                options.ignore_index, options.label_smoothing, counted_on_device(rows.scan), device.index);
+                                options.ignore_index, options.label_smoothing, counted_on_device(rows.scan),
+                                device.index);
   return loss;
 }
 

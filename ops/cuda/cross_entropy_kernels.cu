@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(kSumThreads)
 
 template <int Threads, class T, class I>
 __global__ void __launch_bounds__(team_block_threads(Threads))
-    backward_kernel(const T* grad, const T* logits, const I* targets, T* grad_logits, int64_t rows,
-                    int64_t classes, int64_t ignore_index, acc_t<T> smoothing, const unsigned long long* counted) {
+    backward_kernel(const T* grad, const T* logits, const I* targets, T* grad_logits, int64_t rows, int64_t classes,
+                    int64_t ignore_index, acc_t<T> smoothing, const unsigned long long* counted) {
   using A = acc_t<T>;
   __shared__ A scratch_max[Threads / 32], scratch_sum[Threads / 32];
   const int64_t row = team_row();
@@ -111,7 +111,8 @@ void cross_entropy_loss(DType dtype, const void* logits, DType target_dtype, con
     }
     // With no classes every row must be ignored (a target cannot lie in [0, 0)), so counted = 0 and no
     // row loss is read.
-    mean_loss_kernel<T><<<1, kSumThreads, 0, stream>>>(row_losses, classes > 0 ? rows : 0, counted, static_cast<T*>(loss));
+    mean_loss_kernel<T>
+        <<<1, kSumThreads, 0, stream>>>(row_losses, classes > 0 ? rows : 0, counted, static_cast<T*>(loss));
     AGF_CUDA_CHECK_LAUNCH(mean_loss_kernel);
   });
 }

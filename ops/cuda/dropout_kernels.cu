@@ -7,9 +7,9 @@
 // own product, for f16/bf16 the f32 product rounded once.
 #include "core/cuda/curand_group_loop.cuh"
 #include "core/cuda/device_types.h"
+#include "core/cuda/dispatch.h"
 #include "core/cuda/runtime.h"
 #include "ops/cuda/dropout_kernels.h"
-#include "core/cuda/dispatch.h"
 #include "ops/dropout_mask.h"
 
 namespace agf::cuda {

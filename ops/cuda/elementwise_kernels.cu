@@ -7,8 +7,7 @@ namespace agf::cuda {
 
 namespace fn = ops::functors;
 
-#define AGF_MAP_INSTANCE(N, F) \
-  template void launch_map<N, F>(const F&, DType, const MapOperands<N>&, int64_t, int);
+#define AGF_MAP_INSTANCE(N, F) template void launch_map<N, F>(const F&, DType, const MapOperands<N>&, int64_t, int);
 
 // binary
 AGF_MAP_INSTANCE(2, fn::Add)

@@ -4,9 +4,9 @@
 #include <cstdint>
 
 #include "core/cuda/device_types.h"
+#include "core/cuda/dispatch.h"
 #include "core/cuda/runtime.h"
 #include "ops/cuda/embedding_kernels.h"
-#include "core/cuda/dispatch.h"
 
 namespace agf::cuda {
 
@@ -73,8 +73,10 @@ void embedding_scatter_add(DType grad_dtype, const void* grad, DType id_dtype, c
   dispatch_floating_kernel(grad_dtype, [&]<class Element>() {
     using G = device_t<Element>;
     dispatch_index_kernel(id_dtype, [&]<class I>() {
-      scatter_add_kernel<<<blocks_for(count * features, kThreads), kThreads, 0, stream>>>(
-          static_cast<const G*>(grad), static_cast<const I*>(ids), static_cast<acc_t<G>*>(table), count, features, rows);
+      scatter_add_kernel<<<blocks_for(count * features, kThreads), kThreads, 0, stream>>>(static_cast<const G*>(grad),
+                                                                                          static_cast<const I*>(ids),
+                                                                                          static_cast<acc_t<G>*>(table),
+                                                                                          count, features, rows);
       AGF_CUDA_CHECK_LAUNCH(scatter_add_kernel);
     });
   });

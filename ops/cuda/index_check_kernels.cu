@@ -5,9 +5,9 @@
 #include <climits>
 
 #include "core/cuda/device_types.h"
+#include "core/cuda/dispatch.h"
 #include "core/cuda/runtime.h"
 #include "ops/cuda/index_check_kernels.h"
-#include "core/cuda/dispatch.h"
 
 namespace agf::cuda {
 
@@ -33,8 +33,8 @@ __global__ void scan_indices_kernel(const I* indices, int64_t count, int64_t upp
 // One thread: the lowest bad position and its value into the deferred record, unless an earlier check
 // already failed there (the first failure is the one reported).
 template <class I>
-__global__ void record_first_invalid_kernel(const I* indices, const unsigned long long* scratch,
-                                            DeferredRecord* record, unsigned long long check) {
+__global__ void record_first_invalid_kernel(const I* indices, const unsigned long long* scratch, DeferredRecord* record,
+                                            unsigned long long check) {
   if (scratch[0] == ULLONG_MAX || record->check != 0) return;
   record->value = static_cast<long long>(indices[scratch[0]]);
   record->position = static_cast<long long>(scratch[0]);
@@ -54,7 +54,8 @@ void scan_indices_deferred(DType dtype, const void* indices, int64_t count, int6
     scan_indices_kernel<<<blocks_for(count, kThreads, 1024), kThreads, 0, stream>>>(
         static_cast<const I*>(indices), count, upper, has_ignore, ignore, scratch);
     AGF_CUDA_CHECK_LAUNCH(scan_indices_kernel);
-    record_first_invalid_kernel<I><<<1, 1, 0, stream>>>(static_cast<const I*>(indices), scratch, check.record, check.id);
+    record_first_invalid_kernel<I>
+        <<<1, 1, 0, stream>>>(static_cast<const I*>(indices), scratch, check.record, check.id);
     AGF_CUDA_CHECK_LAUNCH(record_first_invalid_kernel);
   });
 }

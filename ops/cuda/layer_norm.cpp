@@ -53,7 +53,8 @@ LayerNormGradients layer_norm_backward(const Tensor& grad_in, const Tensor& x_in
   for (const Tensor* saved : {&mean_in, &rstd_in}) {
     check_defined(*saved, op, saved == &mean_in ? "mean" : "rstd");
     check_same_device(x_in, *saved, op);
-    AGF_CHECK(saved->dtype() == statistics, "layer_norm_backward: mean and rstd must be {} (from layer_norm_forward) for x {}, got {}",
+    AGF_CHECK(saved->dtype() == statistics,
+              "layer_norm_backward: mean and rstd must be {} (from layer_norm_forward) for x {}, got {}",
               dtype_name(statistics), x_in.description(), saved->description());
     AGF_CHECK(saved->numel() == rows, "layer_norm_backward: mean and rstd must hold {} rows for x {}, got {}", rows,
               x_in.description(), saved->description());
@@ -65,8 +66,8 @@ LayerNormGradients layer_norm_backward(const Tensor& grad_in, const Tensor& x_in
   LayerNormGradients result{Tensor::empty(x.shape(), x.dtype(), device), Tensor::empty({features}, x.dtype(), device),
                             Tensor::empty({features}, x.dtype(), device)};
   const int64_t chunks = agf::cuda::layer_norm_partial_chunks(rows);
-  const Tensor workspace =
-      Tensor::empty({2 * chunks * features}, agf::cuda::layer_norm_workspace_dtype(x.dtype()), device);
+  const Tensor workspace = Tensor::empty({2 * chunks * features}, agf::cuda::layer_norm_workspace_dtype(x.dtype()),
+                                         device);
   agf::cuda::layer_norm_backward_rows(x.dtype(), grad.raw_data(), x.raw_data(), weight.raw_data(), mean.raw_data(),
                                       rstd.raw_data(), result.x.raw_data(), result.weight.raw_data(),
                                       result.bias.raw_data(), workspace.raw_data(), rows, features, device.index);

@@ -41,7 +41,7 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const GemmTypes types = gemm_types(a.dtype());
   if (out.numel() == 0) return;
   if (a.size(-1) == 0) {  // K = 0: every element is an empty sum
-    Tensor zeros = out;    // a view of the same storage
+    Tensor zeros = out;   // a view of the same storage
     zeros.fill(0.0);
     return;
   }
@@ -52,15 +52,14 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const float alpha32 = 1, beta32 = 0;  // the scale type is the compute type: f32 for f32/f16/bf16
   const bool f64 = a.dtype() == DType::f64;
   AGF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-      ::agf::cuda::cublas_handle(device), operation(plan.first), operation(plan.second),
-      as_int(plan.m, "N", a, b), as_int(plan.n, "M (times the folded batch)", a, b), as_int(plan.k, "K", a, b),
-      f64 ? static_cast<const void*>(&alpha64) : static_cast<const void*>(&alpha32),
-      plan.first.tensor.raw_data(), types.data, as_int(plan.first.ld, "B's leading dimension", a, b),
-      static_cast<long long>(plan.first.batch_stride),
+      ::agf::cuda::cublas_handle(device), operation(plan.first), operation(plan.second), as_int(plan.m, "N", a, b),
+      as_int(plan.n, "M (times the folded batch)", a, b), as_int(plan.k, "K", a, b),
+      f64 ? static_cast<const void*>(&alpha64) : static_cast<const void*>(&alpha32), plan.first.tensor.raw_data(),
+      types.data, as_int(plan.first.ld, "B's leading dimension", a, b), static_cast<long long>(plan.first.batch_stride),
       plan.second.tensor.raw_data(), types.data, as_int(plan.second.ld, "A's leading dimension", a, b),
       static_cast<long long>(plan.second.batch_stride),
-      f64 ? static_cast<const void*>(&beta64) : static_cast<const void*>(&beta32),
-      out.raw_data(), types.data, as_int(plan.ldc, "N", a, b), static_cast<long long>(plan.c_batch_stride),
+      f64 ? static_cast<const void*>(&beta64) : static_cast<const void*>(&beta32), out.raw_data(), types.data,
+      as_int(plan.ldc, "N", a, b), static_cast<long long>(plan.c_batch_stride),
       as_int(plan.batch_count, "the batch count", a, b), types.compute, CUBLAS_GEMM_DEFAULT));
 }
 

@@ -116,8 +116,8 @@ void launch_gravitational_table_backward(const GravitationalTable& t, const doub
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
   const int64_t pairs = 2 * t.heads;
-  lc1_parameters_backward_kernel<<<blocks_for(pairs, kThreads), kThreads, 0, stream>>>(t, grad_table, grad_G,
-                                                                                        grad_rho, grad_k_parts);
+  lc1_parameters_backward_kernel<<<blocks_for(pairs, kThreads), kThreads, 0, stream>>>(t, grad_table, grad_G, grad_rho,
+                                                                                       grad_k_parts);
   AGF_CUDA_CHECK_LAUNCH(lc1_parameters_backward_kernel);
   if (grad_lc2) {
     const int64_t count = pairs * t.max_distance;

@@ -12,7 +12,7 @@ namespace agf::cuda {
 //   k: a device scalar when learnable (k_pointer), else k_value.
 struct GravitationalTable {
   int64_t heads = 1, distances = 1, max_distance = 1;  // H, D = 0 .. distances-1, L
-  int64_t width = 1;                                    // head_dim for agf-f, else 1
+  int64_t width = 1;                                   // head_dim for agf-f, else 1
   const double* G = nullptr;
   const double* rho = nullptr;
   const double* lc2 = nullptr;

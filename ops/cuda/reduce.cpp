@@ -7,7 +7,8 @@ namespace agf::ops::cuda {
 
 void reduce_rows(const char* op, ReduceKind kind, const Tensor& in, const Tensor& out, int64_t rows, int64_t length) {
   dispatch_any_floating(in.dtype(), op, []<class T>() {});  // integer tensors: an error naming the op
-  AGF_CHECK((in.is_contiguous() || in.numel() == 0) && out.is_contiguous() && in.numel() == rows * length && out.numel() == rows,
+  AGF_CHECK((in.is_contiguous() || in.numel() == 0) && out.is_contiguous() && in.numel() == rows * length &&
+                out.numel() == rows,
             "{}: internal error: reduce_rows needs contiguous [{}, {}] rows, got {} -> {}", op, rows, length,
             in.description(), out.description());
   if (rows == 0) return;

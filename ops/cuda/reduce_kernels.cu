@@ -23,12 +23,13 @@ namespace agf::cuda {
 namespace {
 
 constexpr int kWarp = 32;
-constexpr int kThreads = 256;                 // 8 warps per block in both kernels
+constexpr int kThreads = 256;  // 8 warps per block in both kernels
 constexpr int kWarpsPerBlock = kThreads / kWarp;
-constexpr int64_t kWarpRowLimit = 1024;       // rows up to this long: one warp per row
-constexpr int64_t kBusyBlocks = 1024;         // blocks that keep every SM of an H100/H200 busy several times
-constexpr int64_t kMinSegment = 2048;         // a block reduces at least this many elements of a long row
+constexpr int64_t kWarpRowLimit = 1024;  // rows up to this long: one warp per row
+constexpr int64_t kBusyBlocks = 1024;    // blocks that keep every SM of an H100/H200 busy several times
+constexpr int64_t kMinSegment = 2048;    // a block reduces at least this many elements of a long row
 
+// clang-format off
 struct SumCombine {
   template <class Acc> __device__ static Acc identity() { return Acc(0); }
   template <class Acc> __device__ static Acc combine(Acc a, Acc b) { return a + b; }
@@ -39,6 +40,7 @@ struct MaxCombine {
   template <class Acc> __device__ static Acc identity() { return -std::numeric_limits<Acc>::infinity(); }
   template <class Acc> __device__ static Acc combine(Acc a, Acc b) { return a < b ? b : a; }
 };
+// clang-format on
 
 // Combines the values of the 32 lanes of a warp; lane 0 ends with the result. All lanes must call it.
 template <class Combine, class Acc>
@@ -113,8 +115,8 @@ void launch_typed(const RowReduction& r, cudaStream_t stream) {
     AGF_CUDA_CHECK_LAUNCH(reduce_warp_per_row);
   } else {
     const unsigned blocks = blocks_for(r.rows * r.segments, 1);
-    reduce_block_per_segment<Combine, Acc><<<blocks, kThreads, 0, stream>>>(in, out, r.rows, r.length, r.segments,
-                                                                            r.kind, r.mean_count);
+    reduce_block_per_segment<Combine, Acc>
+        <<<blocks, kThreads, 0, stream>>>(in, out, r.rows, r.length, r.segments, r.kind, r.mean_count);
     AGF_CUDA_CHECK_LAUNCH(reduce_block_per_segment);
   }
 }
@@ -123,8 +125,8 @@ void launch_typed(const RowReduction& r, cudaStream_t stream) {
 
 int64_t row_reduction_segments(int64_t rows, int64_t length) {
   if (length <= kWarpRowLimit || rows >= kBusyBlocks) return 1;
-  const int64_t wanted = (kBusyBlocks + rows - 1) / rows;            // blocks per row to reach kBusyBlocks
-  const int64_t most = (length + kMinSegment - 1) / kMinSegment;     // but segments of ≥ kMinSegment elements
+  const int64_t wanted = (kBusyBlocks + rows - 1) / rows;         // blocks per row to reach kBusyBlocks
+  const int64_t most = (length + kMinSegment - 1) / kMinSegment;  // but segments of ≥ kMinSegment elements
   return wanted < most ? wanted : most;
 }
 

@@ -118,7 +118,8 @@ inline AttentionInputs make_inputs(const AttentionCase& c) {
     p.rho = random_f64({2, H}, s + 11, 0.05, 0.5);
     p.k = random_f64({1}, s + 12, 1.5, 2.5);
   }
-  if (scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f) p.lc2 = random_f64({2, H, L}, s + 13, 0.5, 1.5);
+  if (scheme == PositionalScheme::agf_m || scheme == PositionalScheme::agf_f)
+    p.lc2 = random_f64({2, H, L}, s + 13, 0.5, 1.5);
   if (scheme == PositionalScheme::agf_f) p.lc3 = random_f64({2, H, L, dk}, s + 14, 0.5, 1.5);
   if (scheme == PositionalScheme::t5) p.t5_table = random_f64({ops::kT5Buckets, H}, s + 15, -1, 1);
   if (scheme == PositionalScheme::kerple_log || scheme == PositionalScheme::kerple_power) {

@@ -24,7 +24,8 @@ inline Variable composed_rope(const Variable& x) {
   std::vector<double> cosine, sine;
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t i = 0; i < pairs; ++i) {
-      const double angle = static_cast<double>(t) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(dk));
+      const double angle = static_cast<double>(t) *
+                           std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(dk));
       cosine.push_back(std::cos(angle));
       sine.push_back(std::sin(angle));
     }
@@ -97,7 +98,7 @@ inline Variable composed_attention(const AttentionCheckCase& c, const std::vecto
     const Variable base = add_scalar(D_row * relu(reshape(p.rho, {2, H, 1})), 1.0);  // 1 + D·max(rho, 0)
     const Variable log_base = log(base);
     const Variable power = p.k.defined() ? exp(neg(log_base * p.k)) : exp(log_base * (-o.k));  // base^-k
-    const Variable lc1 = reshape(p.G, {2, H, 1}) * power;                                    // [2, H, D]
+    const Variable lc1 = reshape(p.G, {2, H, 1}) * power;                                      // [2, H, D]
     coefficient = gather_by_pair(lc1, by_distance, M, N);
     if (p.lc2.defined()) coefficient = coefficient * gather_by_pair(p.lc2, by_index, M, N);
     if (p.lc3.defined()) coefficient = reshape(coefficient, {H, M, N, 1}) * gather_by_pair(p.lc3, by_index, M, N);

@@ -72,7 +72,8 @@ void host_row_deltas(const FusedAttention<typename Io::Storage, typename Io::Acc
   for (int64_t b = 0; b < P.batch; ++b) {
     for (int64_t h = 0; h < P.heads; ++h) {
       for (int64_t m = 0; m < P.queries; ++m) {
-        A.delta[(b * P.heads + h) * P.queries + m] = row_delta<Io>(A.grad.row(b, h, m), A.saved_out.row(b, h, m), P.head_dim);
+        A.delta[(b * P.heads + h) * P.queries + m] = row_delta<Io>(A.grad.row(b, h, m), A.saved_out.row(b, h, m),
+                                                                   P.head_dim);
       }
     }
   }

@@ -43,7 +43,8 @@ struct HostBackend {
   }
   template <class T>
   static void diagonal_sums(const Attention<T>& A, const T* pair_values, T* grad_table, Device) {
-    for (int64_t entry = 0; entry < A.table_entries(); ++entry) diagonal_sum(A, entry, 0, 1, alone, pair_values, grad_table);
+    for (int64_t entry = 0; entry < A.table_entries(); ++entry)
+      diagonal_sum(A, entry, 0, 1, alone, pair_values, grad_table);
   }
   template <class T>
   static void coefficient_product(const Attention<T>& A, const T* weights, T* out, Device) {
@@ -67,7 +68,8 @@ struct HostBackend {
                                      const T* dropped, const T* g, const T* v, T scale, T* grad_table, Device) {
     for (int64_t entry = 0; entry < A.table_entries(); ++entry) {
       for (int64_t j = 0; j < A.pairs.head_dim; ++j) {
-        grad_table[entry * A.pairs.head_dim + j] = feature_table_gradient_at(A, score_grad, q, k, dropped, g, v, scale, entry, j);
+        grad_table[entry * A.pairs.head_dim + j] = feature_table_gradient_at(A, score_grad, q, k, dropped, g, v, scale,
+                                                                             entry, j);
       }
     }
   }

@@ -93,7 +93,8 @@ TEST_CASE("the attention op equals attention composed from primitive ops, every 
   }
 }
 
-TEST_CASE("the attention op equals composed attention for cross-attention shapes (Tq != Tk), fixed k, dropout", "[attention]") {
+TEST_CASE("the attention op equals composed attention for cross-attention shapes (Tq != Tk), fixed k, dropout",
+          "[attention]") {
   for (PositionalScheme scheme : agf::ops::kPositionalSchemes) {
     DYNAMIC_SECTION(agf::ops::scheme_name(scheme) << " Tq=3 Tk=7") {
       AttentionCheckCase c = make_case(scheme, agf::ops::has_coefficient(scheme), false, false);
@@ -137,7 +138,9 @@ TEST_CASE("the attention op equals composed attention on a size that runs the mu
   }
 }
 
-TEST_CASE("the attention op equals composed attention for agf-f on sizes that fill the vector blocks and leave ragged ends", "[attention]") {
+TEST_CASE(
+    "the attention op equals composed attention for agf-f on sizes that fill the vector blocks and leave ragged ends",
+    "[attention]") {
   // f64 blocks are 32 wide: T = 70 keys = 2 blocks + 6, dk = 40 features = 1 block + 8.
   for (bool causal : {false, true}) {
     for (bool pcmv : {false, true}) {

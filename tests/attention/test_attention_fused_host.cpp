@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include "core/half.h"
-#include "tests/attention/fused_host_block.h"
 #include "ops/rope.h"
 #include "tests/attention/attention_cases.h"
+#include "tests/attention/fused_host_block.h"
 
 using namespace agf;
 using agf::testing::AttentionCase;
@@ -36,7 +36,8 @@ fused::SoftmaxState<double, 1> part_state(const std::vector<double>& scores, con
   return state;
 }
 
-TEST_CASE("online softmax: merging partial states in any split gives the softmax of the whole row", "[attention][fused]") {
+TEST_CASE("online softmax: merging partial states in any split gives the softmax of the whole row",
+          "[attention][fused]") {
   std::mt19937_64 random(3);
   std::uniform_real_distribution<double> uniform(-8, 8);
   for (int trial = 0; trial < 200; ++trial) {
@@ -260,8 +261,8 @@ void check_case(const AttentionCase& c, bool all_dtypes = false) {
       INFO(dtype_name(dtype));
       const AttentionInputs rounded = agf::testing::rounded_to(x, dtype);
       const AttentionResult rounded_reference = agf::testing::cpu_reference(c, rounded);
-      const AttentionResult result =
-          dtype == DType::bf16 ? emulate_any<BFloat16>(c, rounded) : emulate_any<Half>(c, rounded);
+      const AttentionResult result = dtype == DType::bf16 ? emulate_any<BFloat16>(c, rounded)
+                                                          : emulate_any<Half>(c, rounded);
       agf::testing::require_matches(c, result, rounded_reference, dtype == DType::bf16 ? 2e-2 : 3e-3);
     }
   }
@@ -269,7 +270,8 @@ void check_case(const AttentionCase& c, bool all_dtypes = false) {
 
 }  // namespace
 
-TEST_CASE("emulated fused attention = CPU op: every scheme × PCM-V × causal × padding × dropout", "[attention][fused]") {
+TEST_CASE("emulated fused attention = CPU op: every scheme × PCM-V × causal × padding × dropout",
+          "[attention][fused]") {
   // Tk = 70: more than one key tile, neither a multiple of 16.
   for (const AttentionCase& c : agf::testing::configuration_grid(17, 70, 20, false)) {
     check_case(c, c.causal && c.padding);

@@ -304,7 +304,8 @@ TEST_CASE("rope rotates pairs by t·10000^(-2i/dk), and its backward is the inve
     for (int i = 0; i < 2; ++i) {
       const double angle = t * std::pow(10000.0, -2.0 * i / 4.0);
       CHECK(b[t * 4 + 2 * i] == Approx(a[t * 4 + 2 * i] * std::cos(angle) - a[t * 4 + 2 * i + 1] * std::sin(angle)));
-      CHECK(b[t * 4 + 2 * i + 1] == Approx(a[t * 4 + 2 * i] * std::sin(angle) + a[t * 4 + 2 * i + 1] * std::cos(angle)));
+      CHECK(b[t * 4 + 2 * i + 1] ==
+            Approx(a[t * 4 + 2 * i] * std::sin(angle) + a[t * 4 + 2 * i + 1] * std::cos(angle)));
     }
   }
   CHECK(max_abs_difference(agf::ops::rope_backward(y), x) < 1e-15);
@@ -328,7 +329,7 @@ TEST_CASE("baseline tables: ALiBi slopes, T5 buckets, KERPLE clamps", "[attentio
   CHECK(agf::ops::t5_bucket(0, true) == 0);
   CHECK(agf::ops::t5_bucket(5, true) == 5);
   CHECK(agf::ops::t5_bucket(-5, true) == 16 + 5);
-  CHECK(agf::ops::t5_bucket(12, true) == 9);   // 8 + int(log(12/8)/log(16)·8) = 8 + 1
+  CHECK(agf::ops::t5_bucket(12, true) == 9);  // 8 + int(log(12/8)/log(16)·8) = 8 + 1
   CHECK(agf::ops::t5_bucket(1000, true) == 15);
   CHECK(agf::ops::t5_bucket(-1000, true) == 31);
   // Unidirectional (decoder): 16 exact buckets, then logarithmic up to 31.
@@ -342,9 +343,10 @@ TEST_CASE("baseline tables: ALiBi slopes, T5 buckets, KERPLE clamps", "[attentio
   p.r2 = Tensor::from_vector(std::vector<double>{1.0, 3.0}, {2}, DType::f64);
   AttentionOptions o = with_scheme(PositionalScheme::kerple_power);
   const std::vector<double> table = agf::ops::positional_table_forward(p, o, {2, 1, 3}).to_double_vector();
-  CHECK(table[1] == Approx(-0.01 * 1.0));            // head 0, D = 1: -max(r1, 0.01)·1^1
+  CHECK(table[1] == Approx(-0.01 * 1.0));                    // head 0, D = 1: -max(r1, 0.01)·1^1
   CHECK(table[3 + 2] == Approx(-1.0 * std::pow(2.0, 2.0)));  // head 1, D = 2: r2 clamped to 2
-  const PositionalParameters g = agf::ops::positional_table_backward(Tensor::ones({2, 2, 3}, DType::f64), p, o, {2, 1, 3});
+  const PositionalParameters g = agf::ops::positional_table_backward(Tensor::ones({2, 2, 3}, DType::f64), p, o,
+                                                                     {2, 1, 3});
   CHECK(g.r1.to_double_vector()[0] == 0.0);
   CHECK(g.r1.to_double_vector()[1] != 0.0);
   CHECK(g.r2.to_double_vector()[0] != 0.0);
@@ -364,7 +366,8 @@ TEST_CASE("attention rejects misuse with messages that say what is wrong", "[att
   CHECK(agf::ops::parse_positional_scheme("kerple-log") == PositionalScheme::kerple_log);
 }
 
-TEST_CASE("agf-f in f32 agrees with f64 on sizes that fill the f32 vector blocks (64) with ragged ends", "[attention]") {
+TEST_CASE("agf-f in f32 agrees with f64 on sizes that fill the f32 vector blocks (64) with ragged ends",
+          "[attention]") {
   for (bool causal : {false, true}) {
     const Inputs x = inputs(2, 2, 70, 72);  // 70 keys = 64 + 6, 72 features = 64 + 8
     PositionalParameters p = initial(PositionalScheme::agf_f, 2, 16, 72);

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tests/attention/materialized_host_backend.h"
 #include "ops/rope.h"
 #include "tests/attention/attention_cases.h"
+#include "tests/attention/materialized_host_backend.h"
 
 using namespace agf;
 using agf::testing::AttentionCase;
@@ -46,7 +46,8 @@ AttentionResult emulate(const AttentionCase& c, const AttentionInputs& x, DType 
   const ops::AttentionForward forward = materialized::forward<materialized::HostBackend>(call, q, k, v);
   AttentionResult r;
   r.output = forward.output.to(DType::f64);
-  const Tensor grad_table = materialized::backward<materialized::HostBackend>(call, grad, q, k, v, forward.saved, r.grads);
+  const Tensor grad_table = materialized::backward<materialized::HostBackend>(call, grad, q, k, v, forward.saved,
+                                                                              r.grads);
   r.grads.q = r.grads.q.to(DType::f64);
   r.grads.k = r.grads.k.to(DType::f64);
   r.grads.v = r.grads.v.to(DType::f64);
@@ -112,16 +113,19 @@ TEST_CASE("emulated materializing attention: Tq > Tk, T = 1, an empty row", "[at
   }
 }
 
-TEST_CASE("the column-major product arguments compute every row-major product the path uses", "[attention][materialized]") {
+TEST_CASE("the column-major product arguments compute every row-major product the path uses",
+          "[attention][materialized]") {
   // c = op(a)·op(b) for each transpose combination, against a direct row-major loop.
   const int64_t rows = 3, cols = 4, inner = 5, batch = 2;
   for (bool trans_a : {false, true}) {
     for (bool trans_b : {false, true}) {
-      std::vector<double> a(static_cast<std::size_t>(batch * rows * inner)), b(static_cast<std::size_t>(batch * inner * cols));
+      std::vector<double> a(static_cast<std::size_t>(batch * rows * inner)),
+          b(static_cast<std::size_t>(batch * inner * cols));
       for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(1.0 + static_cast<double>(i));
       for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(2.0 + static_cast<double>(i));
       std::vector<double> c(static_cast<std::size_t>(batch * rows * cols));
-      materialized::HostBackend::product<double>(materialized::column_major_product(trans_a, trans_b, rows, cols, inner),
+      materialized::HostBackend::product<double>(materialized::column_major_product(trans_a, trans_b, rows, cols,
+                                                                                    inner),
                                                  2.0, b.data(), a.data(), c.data(), batch, Device::cpu());
       for (int64_t t = 0; t < batch; ++t) {
         for (int64_t i = 0; i < rows; ++i) {

@@ -2,7 +2,8 @@
 
 #include "tests/tools/cli_runner.h"
 
-TEST_CASE("agf gradcheck --op attention --pos SCHEME [--pcmv] [--causal] checks one configuration", "[cli][attention]") {
+TEST_CASE("agf gradcheck --op attention --pos SCHEME [--pcmv] [--causal] checks one configuration",
+          "[cli][attention]") {
   const CommandResult one = run_agf("gradcheck --op attention --pos agf-m --pcmv --causal");
   CHECK(one.status == 0);
   CHECK_THAT(one.output, Catch::Contains("attention:agf-m+pcmv+causal") && Catch::Contains("ok") &&
@@ -15,16 +16,18 @@ TEST_CASE("agf gradcheck --op attention --pos SCHEME [--pcmv] [--causal] checks 
   CHECK_THAT(every.output, Catch::Contains("attention:agf-f+pcmv+causal") && Catch::Contains("attention:t5+tq3tk5") &&
                                Catch::Contains(", 0 failed"));
   const CommandResult list = run_agf("gradcheck --list");
-  CHECK_THAT(list.output, Catch::Contains("attention:kerple-power+causal") && Catch::Contains("attention:edge:masked-row"));
+  CHECK_THAT(list.output,
+             Catch::Contains("attention:kerple-power+causal") && Catch::Contains("attention:edge:masked-row"));
 }
 
 TEST_CASE("agf gradcheck --explain prints the backward step by step with finite differences", "[cli][attention]") {
   const CommandResult explain = run_agf("gradcheck --op attention --pos agf-m --pcmv --explain");
   CHECK(explain.status == 0);
   // T = 5 tokens with L = 3 table entries (the clamped index the doc singles out) and dropout on.
-  for (const char* name : {"T = 5 tokens", "L = 3", "dropout p = 0.2", "C  —", "s  —", "a  —", "mask  —", "a'  —",
-                           "ga  —", "gs  —", "gC_score", "gC_value", "gC  —", "gT  —", "gLC1", "gG[0]", "grho[1]", "g_k_exponent",
-                           "glc2[1,2]", "finite diff."}) {
+  for (const char* name :
+       {"T = 5 tokens", "L = 3", "dropout p = 0.2", "C  —",         "s  —",      "a  —",        "mask  —",
+        "a'  —",        "ga  —", "gs  —",           "gC_score",     "gC_value",  "gC  —",       "gT  —",
+        "gLC1",         "gG[0]", "grho[1]",         "g_k_exponent", "glc2[1,2]", "finite diff."}) {
     CHECK_THAT(explain.output, Catch::Contains(name));
   }
   CHECK_THAT(explain.output, Catch::EndsWith("ok\n"));

@@ -51,7 +51,7 @@ double max_abs_difference(const Tensor& a, const Tensor& b) {
 
 TEST_CASE("MultiHeadAttention names its parameters as SPEC §7 does, per scheme", "[attention][nn]") {
   agf::Generator generator(1);
-  const std::vector<std::string> projections = {"q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
+  const std::vector<std::string> projections = {"q_proj.weight", "q_proj.bias", "k_proj.weight",   "k_proj.bias",
                                                 "v_proj.weight", "v_proj.bias", "out_proj.weight", "out_proj.bias"};
   const std::map<std::string, std::map<std::string, agf::Shape>> expected_pos = {
       {"none", {}},
@@ -63,7 +63,8 @@ TEST_CASE("MultiHeadAttention names its parameters as SPEC §7 does, per scheme"
       {"kerple-power", {{"pos.r1", {4}}, {"pos.r2", {4}}}},
       {"agf-b", {{"pos.G", {2, 4}}, {"pos.rho", {2, 4}}, {"pos.k", {1}}}},
       {"agf-m", {{"pos.G", {2, 4}}, {"pos.rho", {2, 4}}, {"pos.k", {1}}, {"pos.lc2", {2, 4, 5}}}},
-      {"agf-f", {{"pos.G", {2, 4}}, {"pos.rho", {2, 4}}, {"pos.k", {1}}, {"pos.lc2", {2, 4, 5}}, {"pos.lc3", {2, 4, 5, 8}}}},
+      {"agf-f",
+       {{"pos.G", {2, 4}}, {"pos.rho", {2, 4}}, {"pos.k", {1}}, {"pos.lc2", {2, 4, 5}}, {"pos.lc3", {2, 4, 5, 8}}}},
   };
   for (const auto& [scheme, pos] : expected_pos) {
     INFO(scheme);
@@ -130,7 +131,8 @@ TEST_CASE("MultiHeadAttention equals projections + the composed attention per he
         c.options.pcmv = kind != AttentionKind::cross && pcmv;
         c.options.causal = kind == AttentionKind::causal;
         c.options.max_distance = 5;
-        std::vector<Variable> inputs{project(x, "q_proj", Tq), project(memory, "k_proj", Tk), project(memory, "v_proj", Tk)};
+        std::vector<Variable> inputs{project(x, "q_proj", Tq), project(memory, "k_proj", Tk),
+                                     project(memory, "v_proj", Tk)};
         for (const std::string& name : agf::positional_parameter_names(c.options.scheme, true)) {
           inputs.push_back(p["pos." + (name == "t5_table" ? std::string("bias") : name)]);
         }
@@ -153,8 +155,10 @@ TEST_CASE("MultiHeadAttention equals projections + the composed attention per he
 
 TEST_CASE("MultiHeadAttention passes gradcheck with respect to its inputs", "[attention][nn]") {
   agf::Generator generator(6);
-  const auto self = std::make_shared<MultiHeadAttention>(8, 2, config("agf-f", true), AttentionKind::causal, generator, DType::f64);
-  const auto cross = std::make_shared<MultiHeadAttention>(8, 2, config("agf-m"), AttentionKind::cross, generator, DType::f64);
+  const auto self = std::make_shared<MultiHeadAttention>(8, 2, config("agf-f", true), AttentionKind::causal, generator,
+                                                         DType::f64);
+  const auto cross = std::make_shared<MultiHeadAttention>(8, 2, config("agf-m"), AttentionKind::cross, generator,
+                                                          DType::f64);
   const Tensor lengths = Tensor::from_vector(std::vector<int64_t>{4, 2}, {2});
   const agf::GradcheckResult self_check = agf::gradcheck(
       [&](const std::vector<Variable>& x) { return self->forward(x[0], x[0], lengths); }, {random({2, 4, 8}, 7)});
@@ -169,9 +173,11 @@ TEST_CASE("a T5 table shared by two layers collects both layers' gradients and b
   agf::Generator generator(10);
   agf::nn::T5BiasTable table(2, DType::f64);
   Tensor table_values = table.weight().data();  // aliases the parameter
-  table_values.copy_from(random({32, 2}, 11));   // something other than the zero init
-  MultiHeadAttention first(8, 2, config("t5"), AttentionKind::bidirectional, generator, DType::f64, 0.0, table.weight());
-  MultiHeadAttention second(8, 2, config("t5"), AttentionKind::bidirectional, generator, DType::f64, 0.0, table.weight());
+  table_values.copy_from(random({32, 2}, 11));  // something other than the zero init
+  MultiHeadAttention first(8, 2, config("t5"), AttentionKind::bidirectional, generator, DType::f64, 0.0,
+                           table.weight());
+  MultiHeadAttention second(8, 2, config("t5"), AttentionKind::bidirectional, generator, DType::f64, 0.0,
+                            table.weight());
   CHECK(parameter_shapes(first).count("pos.bias") == 0);
   CHECK(parameter_shapes(table).count("weight") == 1);
   const Variable x(random({1, 6, 8}, 12), false);

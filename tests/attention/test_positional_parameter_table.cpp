@@ -90,8 +90,8 @@ TEST_CASE("the op accepts exactly the parameters the table gives each scheme, an
         if (spec.optional) {
           CHECK_NOTHROW(check(p, scheme));
         } else {
-          CHECK_THROWS_WITH(check(p, scheme), Catch::Contains("'" + std::string(spec.name) + "'") &&
-                                                  Catch::Contains("is missing"));
+          CHECK_THROWS_WITH(check(p, scheme),
+                            Catch::Contains("'" + std::string(spec.name) + "'") && Catch::Contains("is missing"));
         }
         p = owned_parameters(scheme);
         p[spec.id] = agf::Tensor::ones({7}, agf::DType::f64);  // the wrong shape
@@ -115,20 +115,25 @@ TEST_CASE("the op accepts exactly the parameters the table gives each scheme, an
       CHECK(variables[spec.id].defined() == spec.owned_by(scheme));
       if (variables[spec.id].defined()) CHECK(variables[spec.id].shape() == spec.shape(kHeads, kL, kHeadDim));
     }
-    CHECK(agf::positional_parameter_names(scheme, true).size() ==
-          static_cast<std::size_t>(std::count_if(kPositionalParameterTable.begin(), kPositionalParameterTable.end(),
-                                                 [&](const PositionalParameterSpec& s) { return s.owned_by(scheme); })));
+    CHECK(
+        agf::positional_parameter_names(scheme, true).size() ==
+        static_cast<std::size_t>(std::count_if(kPositionalParameterTable.begin(), kPositionalParameterTable.end(),
+                                               [&](const PositionalParameterSpec& s) { return s.owned_by(scheme); })));
   }
 }
 
 TEST_CASE("how each scheme enters the score is said once, and the predicates read it", "[attention][positional]") {
   using agf::ops::TableUse;
-  const std::map<PositionalScheme, TableUse> expected = {
-      {PositionalScheme::none, TableUse::none},          {PositionalScheme::rope, TableUse::none},
-      {PositionalScheme::alibi, TableUse::bias},         {PositionalScheme::t5, TableUse::bias},
-      {PositionalScheme::kerple_log, TableUse::bias},    {PositionalScheme::kerple_power, TableUse::bias},
-      {PositionalScheme::alibi_mult, TableUse::coefficient}, {PositionalScheme::agf_b, TableUse::coefficient},
-      {PositionalScheme::agf_m, TableUse::coefficient},  {PositionalScheme::agf_f, TableUse::feature_coefficient}};
+  const std::map<PositionalScheme, TableUse> expected = {{PositionalScheme::none, TableUse::none},
+                                                         {PositionalScheme::rope, TableUse::none},
+                                                         {PositionalScheme::alibi, TableUse::bias},
+                                                         {PositionalScheme::t5, TableUse::bias},
+                                                         {PositionalScheme::kerple_log, TableUse::bias},
+                                                         {PositionalScheme::kerple_power, TableUse::bias},
+                                                         {PositionalScheme::alibi_mult, TableUse::coefficient},
+                                                         {PositionalScheme::agf_b, TableUse::coefficient},
+                                                         {PositionalScheme::agf_m, TableUse::coefficient},
+                                                         {PositionalScheme::agf_f, TableUse::feature_coefficient}};
   REQUIRE(expected.size() == agf::ops::kPositionalSchemes.size());
   for (PositionalScheme scheme : agf::ops::kPositionalSchemes) {
     INFO(agf::ops::scheme_name(scheme));

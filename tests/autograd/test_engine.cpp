@@ -73,9 +73,7 @@ TEST_CASE("no-grad mode records nothing, detach cuts the graph", "[autograd]") {
     const Variable y = x * 2.0;
     CHECK_FALSE(y.requires_grad());
     CHECK(y.is_leaf());
-    {
-      agf::NoGradGuard nested;
-    }
+    { agf::NoGradGuard nested; }
     CHECK_FALSE(agf::grad_enabled());
   }
   CHECK(agf::grad_enabled());
@@ -126,7 +124,8 @@ TEST_CASE("a leaf's gradient is a fresh tensor, not an alias of the output gradi
 TEST_CASE("shape mismatches inside a graph name the op and both shapes", "[autograd][errors]") {
   const Variable a(Tensor::zeros({2, 3}, DType::f64), true);
   const Variable b(Tensor::zeros({4, 5}, DType::f64), true);
-  CHECK_THROWS_WITH(agf::matmul(a, b), Catch::Contains("matmul: inner dimensions differ: f64[2, 3] on cpu @ f64[4, 5] on cpu (3 vs 4)"));
+  CHECK_THROWS_WITH(agf::matmul(a, b),
+                    Catch::Contains("matmul: inner dimensions differ: f64[2, 3] on cpu @ f64[4, 5] on cpu (3 vs 4)"));
   CHECK_THROWS_WITH(a * b, Catch::Contains("mul: shapes [2, 3] and [4, 5] cannot be broadcast"));
   const Variable c(Tensor::zeros({2, 3}, DType::f32), true);
   CHECK_THROWS_WITH(a + c, Catch::Contains("add: dtype mismatch (f64[2, 3] on cpu and f32[2, 3] on cpu)"));

@@ -21,8 +21,8 @@ TEST_CASE("every registered op passes gradcheck in f64", "[autograd][gradcheck]"
 TEST_CASE("agf's own op checks are in the registry, whatever the linker kept", "[autograd][gradcheck]") {
   // This program links the static libagf.a, from which a linker takes only the objects something refers
   // to: checks that registered themselves from static objects in a file of their own would be missing.
-  for (const char* name : {"add", "matmul_batched", "layer_norm", "cross_entropy", "cast", "attention:agf-m+pcmv+causal",
-                           "attention:t5+tq3tk5", "attention:edge:T=1"}) {
+  for (const char* name : {"add", "matmul_batched", "layer_norm", "cross_entropy", "cast",
+                           "attention:agf-m+pcmv+causal", "attention:t5+tq3tk5", "attention:edge:T=1"}) {
     INFO(name);
     CHECK(agf::find_op_check(name) != nullptr);
   }

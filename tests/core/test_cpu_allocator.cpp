@@ -33,7 +33,8 @@ TEST_CASE("freed large CPU blocks are reused, small ones are not cached", "[core
   CHECK(agf::cpu_cached_bytes() == 0);
 }
 
-TEST_CASE("a tensor on a reused CPU block holds what it is written with, not the last tensor's values", "[core][storage]") {
+TEST_CASE("a tensor on a reused CPU block holds what it is written with, not the last tensor's values",
+          "[core][storage]") {
   agf::cpu_release_cached();
   const int64_t n = static_cast<int64_t>(agf::kCpuCachedBlock / sizeof(float)) * 2;
   const void* scratch_block = nullptr;

@@ -14,7 +14,8 @@ void check_stream() {
   // or batch boundary; lengths shorter than one block and longer than several batches.
   const std::vector<uint64_t> seeds = {0, 7, 0xDEADBEEFCAFEF00Dull};
   const std::vector<uint64_t> offsets = {0, 3, 0xFFFFFFFFull - 5};
-  const std::vector<std::pair<uint64_t, int64_t>> ranges = {{0, 1}, {1, 3}, {5, 64}, {63, 2}, {130, 1000}, {1ull << 33, 77}};
+  const std::vector<std::pair<uint64_t, int64_t>> ranges = {{0, 1},  {1, 3},      {5, 64},
+                                                            {63, 2}, {130, 1000}, {1ull << 33, 77}};
   for (uint64_t seed : seeds) {
     for (uint64_t offset : offsets) {
       const agf::PhiloxStream stream(seed, offset);

@@ -57,8 +57,8 @@ TEST_CASE("the label-smoothed row loss is the cross-entropy of one row", "[ops][
   CHECK(ops::smoothed_row_loss(lse, 2.0, mean, 0.0) == Approx(lse - 2.0));
   CHECK(ops::smoothed_row_loss(lse, 2.0, mean, 1.0) == Approx(lse - mean));
   const Tensor logits = Tensor::from_vector(z, {1, 3}, DType::f64);
-  const Tensor loss =
-      ops::cross_entropy_forward(logits, Tensor::from_vector(std::vector<int64_t>{1}, {1}), {0.2, -100});
+  const Tensor loss = ops::cross_entropy_forward(logits, Tensor::from_vector(std::vector<int64_t>{1}, {1}),
+                                                 {0.2, -100});
   CHECK(loss.item() == Approx(ops::smoothed_row_loss(lse, -1.0, mean, 0.2)).epsilon(1e-14));
 }
 

@@ -22,15 +22,16 @@ TEST_CASE("factories fill, shape and describe tensors", "[core][tensor]") {
   CHECK(Tensor::scalar(7.0).item() == 7.0);
   CHECK_FALSE(Tensor().defined());
   CHECK(Tensor::empty({0, 4}).numel() == 0);
-  CHECK_THROWS_WITH(Tensor::from_vector(std::vector<double>{1, 2, 3}, {2, 2}), Catch::Contains("do not fill shape [2, 2]"));
+  CHECK_THROWS_WITH(Tensor::from_vector(std::vector<double>{1, 2, 3}, {2, 2}),
+                    Catch::Contains("do not fill shape [2, 2]"));
 }
 
 TEST_CASE("element and byte counts that overflow 64 bits are refused, not wrapped", "[core][tensor][errors]") {
   const int64_t two_to_62 = int64_t{1} << 62;
   CHECK(agf::shape_numel({two_to_62}) == two_to_62);
   CHECK(agf::shape_numel({two_to_62, 0}) == 0);
-  CHECK_THROWS_WITH(agf::shape_numel({two_to_62, 4}), Catch::Contains("[4611686018427387904, 4]") &&
-                                                          Catch::Contains("does not fit in 64 bits"));
+  CHECK_THROWS_WITH(agf::shape_numel({two_to_62, 4}),
+                    Catch::Contains("[4611686018427387904, 4]") && Catch::Contains("does not fit in 64 bits"));
   CHECK(agf::shape_bytes({3, 5}, 4) == 60);
   // 2^62 f32 elements are 2^64 bytes: wrapped, that was 0 bytes.
   CHECK_THROWS_WITH(agf::shape_bytes({two_to_62}, 4), Catch::Contains("do not fit in 64 bits"));
@@ -97,7 +98,8 @@ TEST_CASE("views share storage and copy nothing", "[core][tensor]") {
 
 TEST_CASE("dtype conversion rounds to nearest even and keeps specials", "[core][dtype]") {
   SECTION("f16 round trip of exactly representable values") {
-    const std::vector<double> values{0.0, -0.0, 1.0, -2.5, 65504.0, 6.103515625e-05, 5.960464477539063e-08, 0.333251953125};
+    const std::vector<double> values{0.0,           -0.0, 1.0, -2.5, 65504.0, 6.103515625e-05, 5.960464477539063e-08,
+                                     0.333251953125};
     const Tensor h = Tensor::from_vector(values, {8}, DType::f64).to(DType::f16);
     CHECK(h.dtype() == DType::f16);
     CHECK(h.to(DType::f64).to_double_vector() == values);

@@ -11,12 +11,12 @@
 #include "tests/skip.h"
 
 // At the top of every GPU test case: skipped, never passed, when the build or the machine has no GPU.
-#define AGF_REQUIRE_GPU()                                                     \
-  do {                                                                        \
-    if (::agf::cuda_device_count() == 0) {                                    \
+#define AGF_REQUIRE_GPU()                                                              \
+  do {                                                                                 \
+    if (::agf::cuda_device_count() == 0) {                                             \
       static const std::string agf_gpu_skip_reason = ::agf::cuda_unavailable_reason(); \
-      AGF_SKIP(agf_gpu_skip_reason.c_str());                                  \
-    }                                                                         \
+      AGF_SKIP(agf_gpu_skip_reason.c_str());                                           \
+    }                                                                                  \
   } while (false)
 
 namespace agf::testing {

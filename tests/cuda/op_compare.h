@@ -35,7 +35,7 @@ inline Tolerance pointwise_tolerance(DType dtype) {
   switch (dtype) {
     case DType::f64: return {1e-12, 1e-13};
     case DType::f32: return {2e-5, 2e-6};
-    case DType::f16: return {2e-3, 2e-4};   // one f16 ulp is 2^-10 relative
+    case DType::f16: return {2e-3, 2e-4};     // one f16 ulp is 2^-10 relative
     case DType::bf16: return {1.6e-2, 2e-3};  // one bf16 ulp is 2^-7 relative
     default: return {0, 0};
   }

@@ -52,12 +52,13 @@ void require_on_gpu(const Tensor& t) {
 AttentionResult gpu_run(const AttentionCase& c, const AttentionInputs& x, DType dtype, AttentionKernel kernel,
                         bool interleaved = true) {
   const ops::AttentionOptions options = c.options();
-  const Tensor q = on_gpu(x.q, dtype, interleaved), k = on_gpu(x.k, dtype, interleaved), v = on_gpu(x.v, dtype, interleaved);
+  const Tensor q = on_gpu(x.q, dtype, interleaved), k = on_gpu(x.k, dtype, interleaved),
+               v = on_gpu(x.v, dtype, interleaved);
   const Tensor grad = on_gpu(x.grad, dtype, interleaved);
   const Tensor lengths = x.key_lengths.defined() ? x.key_lengths.to(Device::cuda()) : Tensor();
   // The positional parameters in f32 for f32 and the 16-bit types (a model's parameters), f64 for f64.
-  const ops::PositionalParameters positional =
-      parameters_on_gpu(x.positional, dtype == DType::f64 ? DType::f64 : DType::f32);
+  const ops::PositionalParameters positional = parameters_on_gpu(x.positional,
+                                                                 dtype == DType::f64 ? DType::f64 : DType::f32);
   ops::AttentionForward forward = kernel == AttentionKernel::automatic
                                       ? ops::attention_forward(q, k, v, lengths, positional, options)
                                       : ops::cuda::attention_forward(q, k, v, lengths, positional, options, kernel);
@@ -83,7 +84,9 @@ AttentionResult gpu_run(const AttentionCase& c, const AttentionInputs& x, DType 
 
 // f64 (tight) and f32 against the f64 CPU op; the 16-bit types against the f64 op on their rounded inputs.
 void check_case(const AttentionCase& c, AttentionKernel kernel, bool half_types) {
-  INFO(c.name() << (kernel == AttentionKernel::fused ? " [fused]" : kernel == AttentionKernel::materialized ? " [materialized]" : ""));
+  INFO(c.name() << (kernel == AttentionKernel::fused          ? " [fused]"
+                    : kernel == AttentionKernel::materialized ? " [materialized]"
+                                                              : ""));
   const AttentionInputs x = agf::testing::make_inputs(c);
   const AttentionResult reference = agf::testing::cpu_reference(c, x);
   {
@@ -183,14 +186,16 @@ TEST_CASE("GPU attention: a fully masked row gives o = 0 and zero gradients, no 
       c.empty_row = true;
       const AttentionInputs x = agf::testing::make_inputs(c);
       const AttentionResult r = gpu_run(c, x, dtype, kernel);
-      for (const Tensor& t : {r.output, r.grads.q, r.grads.k, r.grads.v, r.grads.positional.G, r.grads.positional.rho}) {
+      for (const Tensor& t :
+           {r.output, r.grads.q, r.grads.k, r.grads.v, r.grads.positional.G, r.grads.positional.rho}) {
         for (double value : t.to(Device::cpu()).to_double_vector()) REQUIRE(value == 0.0);
       }
     }
   }
 }
 
-TEST_CASE("GPU attention: the fused kernels are deterministic, and contiguous and strided inputs agree", "[cuda][gpu][attention]") {
+TEST_CASE("GPU attention: the fused kernels are deterministic, and contiguous and strided inputs agree",
+          "[cuda][gpu][attention]") {
   AGF_REQUIRE_GPU();
   AttentionCase c;
   c.scheme = ops::PositionalScheme::agf_m;
@@ -218,7 +223,8 @@ TEST_CASE("GPU attention: mixed devices and bad arguments fail with the CPU op's
   REQUIRE_THROWS_WITH(ops::attention_forward(q, q, q, lengths_cpu, {}, {}), Catch::Contains("different devices"));
   // The CUDA op called directly (as the bench does) checks it too: the kernels would read a host pointer.
   for (const AttentionKernel kernel : {AttentionKernel::fused, AttentionKernel::materialized}) {
-    REQUIRE_THROWS_WITH(ops::cuda::attention_forward(q, q, q, lengths_cpu, {}, {}, kernel), Catch::Contains("different devices"));
+    REQUIRE_THROWS_WITH(ops::cuda::attention_forward(q, q, q, lengths_cpu, {}, {}, kernel),
+                        Catch::Contains("different devices"));
   }
   // A bad key length is checked on the GPU without a host wait: reported at the next synchronisation.
   REQUIRE_THROWS_WITH(
@@ -227,7 +233,8 @@ TEST_CASE("GPU attention: mixed devices and bad arguments fail with the CPU op's
       Catch::Contains("key length 4 of sequence 1 is outside [0, 3]"));
   ops::AttentionOptions agf_b;
   agf_b.scheme = ops::PositionalScheme::agf_b;
-  REQUIRE_THROWS_WITH(ops::attention_forward(q, q, q, Tensor(), {}, agf_b), Catch::Contains("'G'") && Catch::Contains("missing"));
+  REQUIRE_THROWS_WITH(ops::attention_forward(q, q, q, Tensor(), {}, agf_b),
+                      Catch::Contains("'G'") && Catch::Contains("missing"));
   ops::AttentionOptions bad_dropout;
   bad_dropout.dropout = 1.0;
   REQUIRE_THROWS_WITH(ops::attention_forward(q, q, q, Tensor(), {}, bad_dropout), Catch::Contains("dropout"));

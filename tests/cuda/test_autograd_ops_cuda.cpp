@@ -41,19 +41,28 @@ void require_same_gradients(const char* name, const Graph& graph, const std::vec
 TEST_CASE("GPU autograd through pointwise ops, reductions, matmul and concat matches the CPU in f64",
           "[cuda][gpu][autograd]") {
   AGF_REQUIRE_GPU();
-  const Tensor x = testing::random_f64({3, 5, 8}, 1), w = testing::random_f64({6, 8}, 2), b = testing::random_f64({6}, 3);
-  require_same_gradients("linear + gelu + mean", [](const std::vector<Variable>& v) {
-    return mean(gelu_tanh(matmul(v[0], transpose(v[1], 0, 1)) + v[2]), {-1});
-  }, {x, w, b});
-  require_same_gradients("pointwise chain with broadcasting", [](const std::vector<Variable>& v) {
-    const Variable s = sigmoid(v[0]) * tanh(v[1]) - exp(v[0] * 0.5) / (relu(v[1]) + 1.5);
-    return sqrt(pow(s, 2.0) + 0.1) + log(gelu_erf(s) + 2.0);
-  }, {testing::random_f64({4, 7}, 4), testing::random_f64({7}, 5)});
-  require_same_gradients("max (ties) and sum over axes", [](const std::vector<Variable>& v) {
-    return max(v[0], {1}, true) + sum(v[0], {0, 2}, true) * 0.3;
-  }, {testing::random_integers({2, 5, 3}, 6, -2, 2)});
-  require_same_gradients("batched matmul of transposed views, concat", [](const std::vector<Variable>& v) {
-    const Variable scores = matmul(v[0], transpose(v[1], -1, -2));
-    return concat({scores, transpose(v[0], 1, 2)}, 1);  // [2,4,4] and [2,3,4] -> [2,7,4]
-  }, {testing::random_f64({2, 4, 3}, 7), testing::random_f64({2, 4, 3}, 8)});
+  const Tensor x = testing::random_f64({3, 5, 8}, 1), w = testing::random_f64({6, 8}, 2),
+               b = testing::random_f64({6}, 3);
+  require_same_gradients("linear + gelu + mean",
+                         [](const std::vector<Variable>& v) {
+                           return mean(gelu_tanh(matmul(v[0], transpose(v[1], 0, 1)) + v[2]), {-1});
+                         },
+                         {x, w, b});
+  require_same_gradients("pointwise chain with broadcasting",
+                         [](const std::vector<Variable>& v) {
+                           const Variable s = sigmoid(v[0]) * tanh(v[1]) - exp(v[0] * 0.5) / (relu(v[1]) + 1.5);
+                           return sqrt(pow(s, 2.0) + 0.1) + log(gelu_erf(s) + 2.0);
+                         },
+                         {testing::random_f64({4, 7}, 4), testing::random_f64({7}, 5)});
+  require_same_gradients("max (ties) and sum over axes",
+                         [](const std::vector<Variable>& v) {
+                           return max(v[0], {1}, true) + sum(v[0], {0, 2}, true) * 0.3;
+                         },
+                         {testing::random_integers({2, 5, 3}, 6, -2, 2)});
+  require_same_gradients("batched matmul of transposed views, concat",
+                         [](const std::vector<Variable>& v) {
+                           const Variable scores = matmul(v[0], transpose(v[1], -1, -2));
+                           return concat({scores, transpose(v[0], 1, 2)}, 1);  // [2,4,4] and [2,3,4] -> [2,7,4]
+                         },
+                         {testing::random_f64({2, 4, 3}, 7), testing::random_f64({2, 4, 3}, 8)});
 }

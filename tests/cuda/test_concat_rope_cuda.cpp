@@ -17,15 +17,24 @@ TEST_CASE("GPU concat and its backward equal the CPU's", "[cuda][gpu][concat]") 
   auto exact = [](DType) { return testing::Tolerance{0, 0}; };
   // A sliced part and a transposed part: copies from strided views.
   auto views = [](const Tensors& t) { return Tensors{t[0], t[1], t[2].slice(1, 1, 6, 2)}; };
-  compare_with_cpu("concat axis 1", {a, b, c}, [](const Tensors& t) { return ops::concat(t, 1); }, views, exact);
-  compare_with_cpu("concat axis -1", {a, a}, [](const Tensors& t) { return ops::concat({t[0], t[1].transpose(0, 1).contiguous().transpose(0, 1)}, -1); },
-                   testing::identity_views, exact);
-  compare_with_cpu("concat axis 0", {b, b}, [](const Tensors& t) { return ops::concat(t, 0); }, testing::identity_views, exact);
+  compare_with_cpu(
+      "concat axis 1", {a, b, c}, [](const Tensors& t) { return ops::concat(t, 1); }, views, exact);
+  compare_with_cpu(
+      "concat axis -1", {a, a},
+      [](const Tensors& t) {
+        return ops::concat({t[0], t[1].transpose(0, 1).contiguous().transpose(0, 1)}, -1);
+      },
+      testing::identity_views, exact);
+  compare_with_cpu(
+      "concat axis 0", {b, b}, [](const Tensors& t) { return ops::concat(t, 0); }, testing::identity_views, exact);
   const Tensor g = testing::random_f64({2, 7, 5}, 4);
   for (int part = 0; part < 3; ++part) {
-    compare_with_cpu("concat_backward part " + std::to_string(part), {g}, [part](const Tensors& t) {
-      return ops::concat_backward(t[0], {{2, 2, 5}, {2, 3, 5}, {2, 2, 5}}, 1)[part].contiguous();
-    }, testing::identity_views, exact);
+    compare_with_cpu(
+        "concat_backward part " + std::to_string(part), {g},
+        [part](const Tensors& t) {
+          return ops::concat_backward(t[0], {{2, 2, 5}, {2, 3, 5}, {2, 2, 5}}, 1)[part].contiguous();
+        },
+        testing::identity_views, exact);
   }
   const Tensor on_gpu = Tensor::zeros({2, 2}, DType::f32, Device::cuda());
   CHECK_THROWS_WITH(ops::concat({on_gpu, Tensor::zeros({2, 2})}, 0), Catch::Contains("different devices"));

@@ -25,9 +25,19 @@ constexpr uint64_t kLargestOffset = (uint64_t{1} << 62) - 1;  // 4·offset + 3 =
 
 const std::vector<uint64_t> kSeeds{0, 1, 0xffffffffULL, k2to32, 0x0123456789abcdefULL, ~uint64_t{0}};
 // Offsets at and around the carries of the block counter's low word (2^32) and of the position's (2^30).
-const std::vector<uint64_t> kOffsets{0,           1,           5,           (1ULL << 30) - 1, 1ULL << 30,
-                                     k2to32 - 2,  k2to32 - 1,  k2to32,      k2to32 + 1,       (1ULL << 33) - 1,
-                                     1ULL << 40,  kLargestOffset - 16,      kLargestOffset};
+const std::vector<uint64_t> kOffsets{0,
+                                     1,
+                                     5,
+                                     (1ULL << 30) - 1,
+                                     1ULL << 30,
+                                     k2to32 - 2,
+                                     k2to32 - 1,
+                                     k2to32,
+                                     k2to32 + 1,
+                                     (1ULL << 33) - 1,
+                                     1ULL << 40,
+                                     kLargestOffset - 16,
+                                     kLargestOffset};
 
 uint32_t curand_word(uint64_t seed, uint64_t position) {
   curandStatePhilox4_32_10_t state;
@@ -93,7 +103,7 @@ TEST_CASE("CurandPhiloxGroups (the kernels' runs of groups) yields agf's words f
 TEST_CASE("the mapping holds below 2^62 and the range check refuses what lies beyond", "[cuda][random]") {
   CHECK(curand_philox_range_fits(0, 0));
   CHECK(curand_philox_range_fits(~uint64_t{0}, 0));
-  CHECK(curand_philox_range_fits(kLargestOffset, 4));   // positions up to 2^64 - 1
+  CHECK(curand_philox_range_fits(kLargestOffset, 4));  // positions up to 2^64 - 1
   CHECK_FALSE(curand_philox_range_fits(kLargestOffset, 5));
   CHECK_FALSE(curand_philox_range_fits(kLargestOffset + 1, 1));
   CHECK(curand_philox_range_fits(0, ~uint64_t{0}));

@@ -22,8 +22,7 @@ TEST_CASE("deferred checks: the first failure is raised at the next wait, then t
   lookup(7);
   lookup(9);  // a second failure before the wait: not reported, the first one is
   lookup(2);  // a good lookup after them changes nothing
-  CHECK(testing::error_of([] { synchronize(Device::cuda()); }) ==
-        "embedding: id 7 at position 2 is outside [0, 4)");
+  CHECK(testing::error_of([] { synchronize(Device::cuda()); }) == "embedding: id 7 at position 2 is outside [0, 4)");
   CHECK(testing::error_of([] { synchronize(Device::cuda()); }) == "no error");  // read and reset
   CHECK(testing::error_of([] { lookup(1).to(Device::cpu()); }) == "no error");
   // A copy to the host carries the verdict of the work queued before it.

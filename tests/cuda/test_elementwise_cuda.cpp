@@ -28,11 +28,24 @@ std::vector<BinaryLayout> binary_layouts() {
       {"column broadcast [37, 1]", {37, 129}, {37, 1}, testing::identity_views},
       {"both broadcast [2,1,4] with [3,1]", {2, 1, 4}, {3, 1}, testing::identity_views},
       {"rank-0 operand", {5, 7}, {}, testing::identity_views},
-      {"transposed a", {129, 37}, {37, 129}, [](const Tensors& t) { return Tensors{t[0].transpose(0, 1), t[1]}; }},
-      {"sliced a and b (step 2)", {40, 64}, {40, 130},
-       [](const Tensors& t) { return Tensors{t[0].slice(1, 0, 64, 2), t[1].slice(1, 1, 65, 2).slice(0, 0, 40)}; }},
-      {"permuted 3-D a, expanded b", {4, 5, 6}, {6, 1},
-       [](const Tensors& t) { return Tensors{t[0].permute({2, 0, 1}), t[1].unsqueeze(2).expand({6, 4, 5})}; }},
+      {"transposed a",
+       {129, 37},
+       {37, 129},
+       [](const Tensors& t) {
+         return Tensors{t[0].transpose(0, 1), t[1]};
+       }},
+      {"sliced a and b (step 2)",
+       {40, 64},
+       {40, 130},
+       [](const Tensors& t) {
+         return Tensors{t[0].slice(1, 0, 64, 2), t[1].slice(1, 1, 65, 2).slice(0, 0, 40)};
+       }},
+      {"permuted 3-D a, expanded b",
+       {4, 5, 6},
+       {6, 1},
+       [](const Tensors& t) {
+         return Tensors{t[0].permute({2, 0, 1}), t[1].unsqueeze(2).expand({6, 4, 5})};
+       }},
       {"large contiguous (grid-stride)", {1 << 20}, {1 << 20}, testing::identity_views},
       {"odd sizes", {1, 31, 33}, {33}, testing::identity_views},
   };
@@ -56,12 +69,17 @@ TEST_CASE("GPU binary ops broadcast like the CPU, in every layout and dtype", "[
     const Tensor a = random_f64(layout.a_shape, seed++, -3, 3);
     const Tensor b = away_from_zero(layout.b_shape, seed++);
     const std::string name = layout.name;
-    compare_with_cpu("add, " + name, {a, b}, [](const Tensors& t) { return ops::add(t[0], t[1]); }, layout.views);
-    compare_with_cpu("sub, " + name, {a, b}, [](const Tensors& t) { return ops::sub(t[0], t[1]); }, layout.views);
-    compare_with_cpu("mul, " + name, {a, b}, [](const Tensors& t) { return ops::mul(t[0], t[1]); }, layout.views);
-    compare_with_cpu("div, " + name, {a, b}, [](const Tensors& t) { return ops::div(t[0], t[1]); }, layout.views);
+    compare_with_cpu(
+        "add, " + name, {a, b}, [](const Tensors& t) { return ops::add(t[0], t[1]); }, layout.views);
+    compare_with_cpu(
+        "sub, " + name, {a, b}, [](const Tensors& t) { return ops::sub(t[0], t[1]); }, layout.views);
+    compare_with_cpu(
+        "mul, " + name, {a, b}, [](const Tensors& t) { return ops::mul(t[0], t[1]); }, layout.views);
+    compare_with_cpu(
+        "div, " + name, {a, b}, [](const Tensors& t) { return ops::div(t[0], t[1]); }, layout.views);
     // The same op with the operands swapped (the broadcast operand first).
-    compare_with_cpu("sub swapped, " + name, {a, b}, [](const Tensors& t) { return ops::sub(t[1], t[0]); }, layout.views);
+    compare_with_cpu(
+        "sub swapped, " + name, {a, b}, [](const Tensors& t) { return ops::sub(t[1], t[0]); }, layout.views);
   }
 }
 
@@ -69,11 +87,16 @@ TEST_CASE("GPU binary ops on integer values are exact in every dtype", "[cuda][g
   AGF_REQUIRE_GPU();
   const Tensor a = testing::random_integers({33, 65}, 1, -16, 16), b = testing::random_integers({65}, 2, -16, 16);
   auto exact = [](DType) { return testing::Tolerance{0, 0}; };
-  compare_with_cpu("add", {a, b}, [](const Tensors& t) { return ops::add(t[0], t[1]); }, testing::identity_views, exact);
-  compare_with_cpu("sub", {a, b}, [](const Tensors& t) { return ops::sub(t[0], t[1]); }, testing::identity_views, exact);
-  compare_with_cpu("mul", {a, b}, [](const Tensors& t) { return ops::mul(t[0], t[1]); }, testing::identity_views, exact);
-  compare_with_cpu("transposed add", {a, a}, [](const Tensors& t) { return ops::add(t[0].transpose(0, 1), t[1].transpose(0, 1).contiguous()); },
-                   testing::identity_views, exact);
+  compare_with_cpu(
+      "add", {a, b}, [](const Tensors& t) { return ops::add(t[0], t[1]); }, testing::identity_views, exact);
+  compare_with_cpu(
+      "sub", {a, b}, [](const Tensors& t) { return ops::sub(t[0], t[1]); }, testing::identity_views, exact);
+  compare_with_cpu(
+      "mul", {a, b}, [](const Tensors& t) { return ops::mul(t[0], t[1]); }, testing::identity_views, exact);
+  compare_with_cpu(
+      "transposed add", {a, a},
+      [](const Tensors& t) { return ops::add(t[0].transpose(0, 1), t[1].transpose(0, 1).contiguous()); },
+      testing::identity_views, exact);
 }
 
 TEST_CASE("GPU unary and scalar ops match the CPU on contiguous and strided inputs", "[cuda][gpu][elementwise]") {
@@ -84,7 +107,10 @@ TEST_CASE("GPU unary and scalar ops match the CPU on contiguous and strided inpu
       {"contiguous", testing::identity_views},
       {"transposed", [](const Tensors& t) { return Tensors{t[0].transpose(0, 1)}; }},
       {"sliced", [](const Tensors& t) { return Tensors{t[0].slice(0, 3, 67, 3).slice(1, 1, 44)}; }},
-      {"expanded", [](const Tensors& t) { return Tensors{t[0].slice(0, 0, 1).expand({5, 67, 45}).select(1, 0)}; }},
+      {"expanded",
+       [](const Tensors& t) {
+         return Tensors{t[0].slice(0, 0, 1).expand({5, 67, 45}).select(1, 0)};
+       }},
   };
   const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> any_sign{
       {"neg", [](const Tensor& v) { return ops::neg(v); }},
@@ -107,11 +133,12 @@ TEST_CASE("GPU unary and scalar ops match the CPU on contiguous and strided inpu
   };
   for (const auto& [layout, views] : layouts) {
     for (const auto& [name, op] : any_sign) {
-      compare_with_cpu(std::string(name) + ", " + layout, {x}, [op = op](const Tensors& t) { return op(t[0]); }, views);
+      compare_with_cpu(
+          std::string(name) + ", " + layout, {x}, [op = op](const Tensors& t) { return op(t[0]); }, views);
     }
     for (const auto& [name, op] : positive_only) {
-      compare_with_cpu(std::string(name) + ", " + layout, {positive}, [op = op](const Tensors& t) { return op(t[0]); },
-                       views);
+      compare_with_cpu(
+          std::string(name) + ", " + layout, {positive}, [op = op](const Tensors& t) { return op(t[0]); }, views);
     }
   }
 }
@@ -150,14 +177,18 @@ TEST_CASE("GPU backward of every pointwise op matches the CPU", "[cuda][gpu][ele
       testing::Tolerance t = testing::pointwise_tolerance(dtype);
       return testing::Tolerance{t.rtol * 4, t.atol * 40};
     };
-    compare_with_cpu("add_backward" + which, {g}, [&](const Tensors& t) { return pick(ops::add_backward(t[0], a_shape, b_shape)); },
-                     testing::identity_views, summed);
-    compare_with_cpu("sub_backward" + which, {g}, [&](const Tensors& t) { return pick(ops::sub_backward(t[0], a_shape, b_shape)); },
-                     testing::identity_views, summed);
-    compare_with_cpu("mul_backward" + which, {g, x, b}, [&](const Tensors& t) { return pick(ops::mul_backward(t[0], t[1], t[2])); },
-                     testing::identity_views, summed);
-    compare_with_cpu("div_backward" + which, {g, x, b}, [&](const Tensors& t) { return pick(ops::div_backward(t[0], t[1], t[2])); },
-                     testing::identity_views, summed);
+    compare_with_cpu(
+        "add_backward" + which, {g}, [&](const Tensors& t) { return pick(ops::add_backward(t[0], a_shape, b_shape)); },
+        testing::identity_views, summed);
+    compare_with_cpu(
+        "sub_backward" + which, {g}, [&](const Tensors& t) { return pick(ops::sub_backward(t[0], a_shape, b_shape)); },
+        testing::identity_views, summed);
+    compare_with_cpu(
+        "mul_backward" + which, {g, x, b}, [&](const Tensors& t) { return pick(ops::mul_backward(t[0], t[1], t[2])); },
+        testing::identity_views, summed);
+    compare_with_cpu(
+        "div_backward" + which, {g, x, b}, [&](const Tensors& t) { return pick(ops::div_backward(t[0], t[1], t[2])); },
+        testing::identity_views, summed);
   }
 }
 

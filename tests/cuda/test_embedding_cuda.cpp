@@ -71,8 +71,9 @@ TEST_CASE("embedding on the GPU refuses ids outside the table with the CPU's mes
       const Tensor ids = Tensor::from_vector(std::vector<int64_t>{1, 2, 3, 4, 5, bad, 6, bad}, {2, 4}).to(id_dtype);
       const std::string cpu = testing::error_of([&] { ops::embedding_forward(table, ids); });
       Tensor rows;
-      CHECK(testing::error_of([&] { rows = ops::embedding_forward(table.to(Device::cuda()), ids.to(Device::cuda())); }) ==
-            "no error");  // deferred ...
+      CHECK(testing::error_of([&] {
+              rows = ops::embedding_forward(table.to(Device::cuda()), ids.to(Device::cuda()));
+            }) == "no error");                                                               // deferred ...
       const std::string gpu = testing::error_of([&] { agf::synchronize(Device::cuda()); });  // ... to here
       CHECK(cpu.find("at position 5") != std::string::npos);
       CHECK(gpu == cpu);

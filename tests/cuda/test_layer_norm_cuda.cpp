@@ -36,8 +36,8 @@ TEST_CASE("layer_norm forward on the GPU equals the CPU", "[cuda][gpu]") {
     const Tensor w = random_f64({shape.features}, 4 + shape.features);
     const Tensor b = random_f64({shape.features}, 5 + shape.features);
     for (DType dtype : testing::kFloatingDtypes) {
-      const ops::LayerNormResult reference =
-          ops::layer_norm_forward(rounded(x, dtype), rounded(w, dtype), rounded(b, dtype), eps);
+      const ops::LayerNormResult reference = ops::layer_norm_forward(rounded(x, dtype), rounded(w, dtype),
+                                                                     rounded(b, dtype), eps);
       const ops::LayerNormResult result = ops::layer_norm_forward(gpu(x, dtype), gpu(w, dtype), gpu(b, dtype), eps);
       REQUIRE(result.y.dtype() == dtype);
       REQUIRE(result.mean.device() == Device::cuda());
@@ -64,10 +64,10 @@ TEST_CASE("layer_norm backward on the GPU equals the CPU, weight/bias grads dete
       const ops::LayerNormResult forward = ops::layer_norm_forward(rounded(x, dtype), rounded(w, dtype), b, eps);
       const DType stats = statistics_dtype(dtype);
       const Tensor mean = rounded(forward.mean, stats), rstd = rounded(forward.rstd, stats);
-      const ops::LayerNormGradients reference =
-          ops::layer_norm_backward(rounded(g, dtype), rounded(x, dtype), rounded(w, dtype), mean, rstd);
-      const ops::LayerNormGradients result =
-          ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype), gpu(mean, stats), gpu(rstd, stats));
+      const ops::LayerNormGradients reference = ops::layer_norm_backward(rounded(g, dtype), rounded(x, dtype),
+                                                                         rounded(w, dtype), mean, rstd);
+      const ops::LayerNormGradients result = ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype),
+                                                                      gpu(mean, stats), gpu(rstd, stats));
       // Column sums over thousands of rows carry more f32 rounding than a row.
       const double tol = testing::tolerance(dtype), sum_tol = dtype == DType::f32 ? 1e-4 : tol;
       // grad x = rstd·(g·w - mean(g·w) - x̂·mean(g·w·x̂)) cancels to 0 for one feature. The kernel computes
@@ -79,8 +79,8 @@ TEST_CASE("layer_norm backward on the GPU equals the CPU, weight/bias grads dete
       require_near(result.weight, reference.weight, sum_tol, label("grad weight", dtype, shape));
       require_near(result.bias, reference.bias, sum_tol, label("grad bias", dtype, shape));
       // The same inputs give the same bits (no atomics in the column reduction).
-      const ops::LayerNormGradients again =
-          ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype), gpu(mean, stats), gpu(rstd, stats));
+      const ops::LayerNormGradients again = ops::layer_norm_backward(gpu(g, dtype), gpu(x, dtype), gpu(w, dtype),
+                                                                     gpu(mean, stats), gpu(rstd, stats));
       CHECK(again.weight.to(Device::cpu()).to_double_vector() == result.weight.to(Device::cpu()).to_double_vector());
       CHECK(again.bias.to(Device::cpu()).to_double_vector() == result.bias.to(Device::cpu()).to_double_vector());
     }
@@ -94,8 +94,8 @@ TEST_CASE("GPU layer_norm on 3-D and strided input, and its errors", "[cuda][gpu
   const Tensor view = random_f64({40, 6}, 4).transpose(0, 1);  // [6, 40], not contiguous
   for (const Tensor& input : {x, view}) {
     const ops::LayerNormResult reference = ops::layer_norm_forward(input, w, b, 1e-6);
-    const ops::LayerNormResult result =
-        ops::layer_norm_forward(input.to(Device::cuda()), w.to(Device::cuda()), b.to(Device::cuda()), 1e-6);
+    const ops::LayerNormResult result = ops::layer_norm_forward(input.to(Device::cuda()), w.to(Device::cuda()),
+                                                                b.to(Device::cuda()), 1e-6);
     require_near(result.y, reference.y, 1e-12, "y");
     CHECK(result.mean.shape() == reference.mean.shape());
   }

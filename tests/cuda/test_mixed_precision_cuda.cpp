@@ -14,7 +14,8 @@ TEST_CASE("GPU bf16 parameters sum their gradient contributions in f32", "[gpu][
   AGF_REQUIRE_GPU();
   std::vector<std::pair<std::string, Variable>> model{
       {"w", Variable(Tensor::full({4}, 0.5, DType::f32).to(Device::cuda()), true)}};
-  train::MixedPrecisionOptimizer optimizer(model, train::mixed_precision_options(train::Precision::bf16, Device::cuda()));
+  train::MixedPrecisionOptimizer optimizer(model,
+                                           train::mixed_precision_options(train::Precision::bf16, Device::cuda()));
   const Variable& w = model[0].second;
   REQUIRE(w.dtype() == DType::bf16);
   // Three uses with contributions 1, 2^-9, 2^-9: bf16 (8 significant bits) rounds 1 + 2^-9 back to 1, so

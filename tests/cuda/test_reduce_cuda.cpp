@@ -23,10 +23,10 @@ struct ReductionCase {
 // segments, then the partial results).
 std::vector<ReductionCase> reduction_cases() {
   return {
-      {{2, 3, 4}, {}},         {{2, 3, 4}, {0, 2}},     {{2, 3, 4}, {1}},        {{2, 3, 4}, {-1, 0}},
-      {{37, 129}, {0}},        {{37, 129}, {1}},        {{5, 1}, {1}},           {{7, 31}, {1}},
-      {{7, 33}, {1}},          {{3, 1024}, {1}},        {{3, 1025}, {1}},        {{1200, 1100}, {1}},
-      {{3, 5000}, {1}},        {{1 << 20}, {}},         {{4, 300, 7}, {1}},      {{2, 8, 2, 300}, {1, 3}},
+      {{2, 3, 4}, {}},  {{2, 3, 4}, {0, 2}}, {{2, 3, 4}, {1}},   {{2, 3, 4}, {-1, 0}},
+      {{37, 129}, {0}}, {{37, 129}, {1}},    {{5, 1}, {1}},      {{7, 31}, {1}},
+      {{7, 33}, {1}},   {{3, 1024}, {1}},    {{3, 1025}, {1}},   {{1200, 1100}, {1}},
+      {{3, 5000}, {1}}, {{1 << 20}, {}},     {{4, 300, 7}, {1}}, {{2, 8, 2, 300}, {1, 3}},
   };
 }
 
@@ -67,13 +67,16 @@ TEST_CASE("GPU sum, mean and max equal the CPU's over any axes", "[cuda][gpu][re
     auto exact = [](DType) { return testing::Tolerance{0, 0}; };
     for (bool keepdim : {false, true}) {
       const ops::Axes axes = c.axes;
-      compare_with_cpu("sum " + name, {x}, [&](const Tensors& t) { return ops::sum(t[0], axes, keepdim); },
-                       testing::identity_views, tolerance);
-      compare_with_cpu("mean " + name, {x}, [&](const Tensors& t) { return ops::mean(t[0], axes, keepdim); },
-                       testing::identity_views, mean_tolerance);
+      compare_with_cpu(
+          "sum " + name, {x}, [&](const Tensors& t) { return ops::sum(t[0], axes, keepdim); }, testing::identity_views,
+          tolerance);
+      compare_with_cpu(
+          "mean " + name, {x}, [&](const Tensors& t) { return ops::mean(t[0], axes, keepdim); },
+          testing::identity_views, mean_tolerance);
       // A maximum is one of the inputs: exact in every dtype.
-      compare_with_cpu("max " + name, {x}, [&](const Tensors& t) { return ops::max(t[0], axes, keepdim); },
-                       testing::identity_views, exact);
+      compare_with_cpu(
+          "max " + name, {x}, [&](const Tensors& t) { return ops::max(t[0], axes, keepdim); }, testing::identity_views,
+          exact);
     }
   }
 }
@@ -82,17 +85,26 @@ TEST_CASE("GPU reductions of strided inputs (permuted, sliced, broadcast)", "[cu
   AGF_REQUIRE_GPU();
   const Tensor x = testing::random_f64({6, 50, 40}, 400, -2, 2);
   const std::vector<std::pair<const char*, testing::TensorsFn>> layouts{
-      {"permuted", [](const Tensors& t) { return Tensors{t[0].permute({2, 0, 1})}; }},
+      {"permuted",
+       [](const Tensors& t) {
+         return Tensors{t[0].permute({2, 0, 1})};
+       }},
       {"sliced", [](const Tensors& t) { return Tensors{t[0].slice(1, 1, 50, 3).slice(2, 0, 40, 2)}; }},
-      {"broadcast", [](const Tensors& t) { return Tensors{t[0].slice(0, 0, 1).expand({4, 6, 50, 40}).select(1, 0)}; }},
+      {"broadcast",
+       [](const Tensors& t) {
+         return Tensors{t[0].slice(0, 0, 1).expand({4, 6, 50, 40}).select(1, 0)};
+       }},
   };
   for (const auto& [layout, views] : layouts) {
     for (const ops::Axes& axes : std::vector<ops::Axes>{{}, {0}, {1}, {2}, {0, 2}}) {
       auto tolerance = [](DType dtype) { return sum_tolerance(dtype, 12000); };
-      compare_with_cpu(std::string("sum, ") + layout, {x}, [&](const Tensors& t) { return ops::sum(t[0], axes); }, views,
-                       tolerance);
-      compare_with_cpu(std::string("max, ") + layout, {x}, [&](const Tensors& t) { return ops::max(t[0], axes, true); },
-                       views, [](DType) { return testing::Tolerance{0, 0}; });
+      compare_with_cpu(
+          std::string("sum, ") + layout, {x}, [&](const Tensors& t) { return ops::sum(t[0], axes); }, views, tolerance);
+      compare_with_cpu(
+          std::string("max, ") + layout, {x}, [&](const Tensors& t) { return ops::max(t[0], axes, true); }, views,
+          [](DType) {
+            return testing::Tolerance{0, 0};
+          });
     }
   }
 }
@@ -105,8 +117,9 @@ TEST_CASE("GPU sums of integer values are exact in every dtype and kernel shape"
   for (const ReductionCase& c : reduction_cases()) {
     const Tensor x = testing::random_integers(c.shape, 500 + shape_numel(c.shape), -8, 8);
     const ops::Axes axes = c.axes;
-    compare_with_cpu("integer sum " + shape_string(c.shape), {x}, [&](const Tensors& t) { return ops::sum(t[0], axes); },
-                     testing::identity_views, exact);
+    compare_with_cpu(
+        "integer sum " + shape_string(c.shape), {x}, [&](const Tensors& t) { return ops::sum(t[0], axes); },
+        testing::identity_views, exact);
   }
 }
 
@@ -132,18 +145,21 @@ TEST_CASE("GPU reduction backwards and sum_to match the CPU, including max's tie
       compare_with_cpu("max_backward", {g, x}, [&](const Tensors& t) {
         return ops::max_backward(t[0], t[1], ops::max(t[1], axes, keepdim), axes, keepdim);
       });
-      compare_with_cpu("sum_backward", {g}, [&](const Tensors& t) {
-        return ops::sum_backward(t[0], x.shape(), axes, keepdim);
-      }, testing::identity_views, [](DType) { return testing::Tolerance{0, 0}; });
-      compare_with_cpu("mean_backward", {g}, [&](const Tensors& t) {
-        return ops::mean_backward(t[0], x.shape(), axes, keepdim);
-      });
+      compare_with_cpu(
+          "sum_backward", {g}, [&](const Tensors& t) { return ops::sum_backward(t[0], x.shape(), axes, keepdim); },
+          testing::identity_views,
+          [](DType) {
+            return testing::Tolerance{0, 0};
+          });
+      compare_with_cpu("mean_backward", {g},
+                       [&](const Tensors& t) { return ops::mean_backward(t[0], x.shape(), axes, keepdim); });
     }
   }
   const Tensor grad = testing::random_f64({4, 3, 5}, 602, -1, 1);
   for (const Shape& shape : std::vector<Shape>{{3, 5}, {3, 1}, {1, 5}, {5}, {}, {4, 1, 1}, {4, 3, 5}}) {
-    compare_with_cpu("sum_to " + shape_string(shape), {grad}, [&](const Tensors& t) { return ops::sum_to(t[0], shape); },
-                     testing::identity_views, [](DType dtype) { return sum_tolerance(dtype, 60); });
+    compare_with_cpu(
+        "sum_to " + shape_string(shape), {grad}, [&](const Tensors& t) { return ops::sum_to(t[0], shape); },
+        testing::identity_views, [](DType dtype) { return sum_tolerance(dtype, 60); });
   }
 }
 
@@ -152,6 +168,8 @@ TEST_CASE("GPU reduction errors name the op as on the CPU", "[cuda][gpu][reduce]
   const Tensor x = Tensor::zeros({2, 3, 4}, DType::f32, Device::cuda());
   CHECK_THROWS_WITH(ops::sum(x, {3}), Catch::Contains("axis 3 is out of range"));
   CHECK_THROWS_WITH(ops::sum(x, {1, -2}), Catch::Contains("listed twice"));
-  CHECK_THROWS_WITH(ops::max(Tensor::zeros({0}, DType::f32, Device::cuda())), Catch::Contains("max: reduction of an empty tensor"));
-  CHECK_THROWS_WITH(ops::sum(Tensor::zeros({3}, DType::i64, Device::cuda())), Catch::Contains("sum") && Catch::Contains("i64"));
+  CHECK_THROWS_WITH(ops::max(Tensor::zeros({0}, DType::f32, Device::cuda())),
+                    Catch::Contains("max: reduction of an empty tensor"));
+  CHECK_THROWS_WITH(ops::sum(Tensor::zeros({3}, DType::i64, Device::cuda())),
+                    Catch::Contains("sum") && Catch::Contains("i64"));
 }

@@ -40,8 +40,8 @@ TEST_CASE("GPU contiguous, casts, copy_from with broadcast, fill", "[cuda][gpu]"
     testing::require_close(gpu.to(dtype), x.to(dtype), 0, 0, "cast");
   }
   // f64 -> f16/bf16 rounds through f32 as on the CPU, also just above a tie, where rounding once differs.
-  const Tensor near_ties = Tensor::from_vector(std::vector<double>{1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40,
-                                                                   -(1 + 0x1p-11 + 0x1p-40)}, {3});
+  const Tensor near_ties = Tensor::from_vector(
+      std::vector<double>{1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-8 + 0x1p-40, -(1 + 0x1p-11 + 0x1p-40)}, {3});
   for (DType dtype : {DType::f16, DType::bf16}) {
     testing::require_close(near_ties.to(Device::cuda()).to(dtype), near_ties.to(dtype), 0, 0, "cast near a tie");
     Tensor filled = Tensor::empty({2}, dtype, Device::cuda());
@@ -53,8 +53,7 @@ TEST_CASE("GPU contiguous, casts, copy_from with broadcast, fill", "[cuda][gpu]"
   // copy_from broadcasts a row over a matrix, converting the dtype.
   Tensor target = Tensor::zeros({3, 4}, DType::f32, Device::cuda());
   target.copy_from(Tensor::from_vector(std::vector<double>{1, 2, 3, 4}, {4}, DType::f64));
-  REQUIRE(target.to(Device::cpu()).to_double_vector() ==
-          std::vector<double>{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4});
+  REQUIRE(target.to(Device::cpu()).to_double_vector() == std::vector<double>{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4});
   // fill on a strided view touches only the view.
   Tensor matrix = Tensor::zeros({3, 4}, DType::bf16, Device::cuda());
   matrix.slice(1, 1, 3).fill(2.5);
@@ -66,6 +65,6 @@ TEST_CASE("an op on tensors from two devices is refused, naming both", "[cuda][g
   AGF_REQUIRE_GPU();
   const Tensor a = Tensor::ones({2, 2});
   const Tensor b = Tensor::ones({2, 2}).to(Device::cuda());
-  REQUIRE_THROWS_WITH(ops::add(a, b), Catch::Contains("different devices") && Catch::Contains("cuda:0") &&
-                                          Catch::Contains("on cpu"));
+  REQUIRE_THROWS_WITH(ops::add(a, b),
+                      Catch::Contains("different devices") && Catch::Contains("cuda:0") && Catch::Contains("on cpu"));
 }

@@ -10,8 +10,8 @@
 
 #include "tests/cuda/gpu_test.h"
 #include "tests/data/scratch_dir.h"
-#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
+#include "tests/train/tiny_fixture.h"
 
 namespace {
 
@@ -34,8 +34,8 @@ std::map<int64_t, TrainRecord> train_records(const std::string& run) {
 const std::string flags = " --preset tiny --pos agf-m --pcmv --dropout 0.1 --lr 3e-3 --warmup 30 --bleu-sentences 0 "
                           "--quiet --threads 2 --valid-every 1000";
 
-std::map<int64_t, TrainRecord> train(const agf::test::ScratchDir& scratch, const std::string& data, const std::string& name,
-                                     const std::string& extra, int64_t steps) {
+std::map<int64_t, TrainRecord> train(const agf::test::ScratchDir& scratch, const std::string& data,
+                                     const std::string& name, const std::string& extra, int64_t steps) {
   const std::string run = scratch.file(name);
   const auto trained = run_agf("train --data " + data + " --out " + run + flags + " --max-steps " +
                                std::to_string(steps) + extra);
@@ -72,8 +72,8 @@ TEST_CASE("bf16 and fp16 runs on the GPU converge on the fixture", "[cuda][gpu][
     const double first = half.begin()->second.loss, last = half.rbegin()->second.loss;
     const double reference_last = reference.rbegin()->second.loss;
     INFO(precision << ": loss " << first << " -> " << last << " (fp32 reaches " << reference_last << ")");
-    CHECK(last < 0.5 * first);                 // it learns
-    CHECK(last < reference_last * 1.5 + 0.2);  // about as well as fp32
+    CHECK(last < 0.5 * first);                                                                 // it learns
+    CHECK(last < reference_last * 1.5 + 0.2);                                                  // about as well as fp32
     CHECK(half.begin()->second.loss == Approx(reference.begin()->second.loss).epsilon(0.05));  // same start
     if (std::string(precision) == "fp16") {
       CHECK(half.rbegin()->second.loss_scale >= 1.0);  // dynamic scaling ran (2^16 unless it backed off)

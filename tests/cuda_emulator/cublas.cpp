@@ -143,8 +143,8 @@ const char* cublasGetStatusString(cublasStatus_t status) {
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                           int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype,
                                           int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb,
-                                          long long int strideB, const void* beta, void* C, cudaDataType Ctype,
-                                          int ldc, long long int strideC, int batch, cublasComputeType_t compute,
+                                          long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc,
+                                          long long int strideC, int batch, cublasComputeType_t compute,
                                           cublasGemmAlgo_t) {
   const bool a_plain = transa == CUBLAS_OP_N, b_plain = transb == CUBLAS_OP_N;
   const int a_rows = a_plain ? m : k, b_rows = b_plain ? k : n;

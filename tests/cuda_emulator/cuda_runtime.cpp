@@ -34,10 +34,10 @@ constexpr int kDefaultDynamicShared = 48 << 10;
 constexpr int kMaxSharedOptIn = 227 << 10;
 constexpr int kMultiprocessors = 132;
 
-std::recursive_mutex g_mutex;                  // one emulated device operation at a time
-thread_local int g_current_device = 0;         // per host thread, as in CUDA
+std::recursive_mutex g_mutex;                     // one emulated device operation at a time
+thread_local int g_current_device = 0;            // per host thread, as in CUDA
 thread_local cudaError_t g_sticky = cudaSuccess;  // what cudaGetLastError() returns next
-cudaError_t g_described = cudaSuccess;         // the error g_description explains
+cudaError_t g_described = cudaSuccess;            // the error g_description explains
 std::string g_description;
 std::map<const void*, int> g_dynamic_shared_limit;  // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
 
@@ -92,8 +92,7 @@ std::string shape_text(const LaunchShape& s) {
 std::string launch_problem(const void* kernel, const LaunchShape& s, cudaStream_t stream) {
   const dim3 b = s.block, g = s.grid;
   if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0) return "a zero dimension";
-  if (b.x > kMaxBlockX || b.y > kMaxBlockY || b.z > kMaxBlockZ ||
-      std::size_t{b.x} * b.y * b.z > kMaxThreadsPerBlock)
+  if (b.x > kMaxBlockX || b.y > kMaxBlockY || b.z > kMaxBlockZ || std::size_t{b.x} * b.y * b.z > kMaxThreadsPerBlock)
     return fmt::format("more than {} threads per block, or a block dimension over ({},{},{})", kMaxThreadsPerBlock,
                        kMaxBlockX, kMaxBlockY, kMaxBlockZ);
   if (g.x > kMaxGridX || g.y > kMaxGridYZ || g.z > kMaxGridYZ)
@@ -150,8 +149,8 @@ void launch_kernel(const void* kernel, const LaunchShape& shape, cudaStream_t st
     return;
   }
   ++counters().launches;
-  counters().threads +=
-      int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x * shape.block.y * shape.block.z;
+  counters().threads += int64_t{shape.grid.x} * shape.grid.y * shape.grid.z * shape.block.x * shape.block.y *
+                        shape.block.z;
   DeviceAccess access(g_current_device);
   if (const std::string failure = run_grid(shape, thread_body); !failure.empty())
     fail(cudaErrorLaunchFailure, fmt::format("kernel launched with {} failed: {}", shape_text(shape), failure), true);
@@ -180,7 +179,8 @@ cudaError_t cudaGetDeviceCount(int* count) {
 
 cudaError_t cudaSetDevice(int device) {
   if (device < 0 || device >= device_count())
-    return fail(cudaErrorInvalidDevice, fmt::format("cudaSetDevice({}): the emulator has {} devices", device, device_count()));
+    return fail(cudaErrorInvalidDevice,
+                fmt::format("cudaSetDevice({}): the emulator has {} devices", device, device_count()));
   g_current_device = device;
   return cudaSuccess;
 }
@@ -196,7 +196,8 @@ cudaError_t cudaDeviceSynchronize(void) {
 }
 
 cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attribute, int device) {
-  if (device < 0 || device >= device_count()) return fail(cudaErrorInvalidDevice, "cudaDeviceGetAttribute: no such device");
+  if (device < 0 || device >= device_count())
+    return fail(cudaErrorInvalidDevice, "cudaDeviceGetAttribute: no such device");
   switch (attribute) {
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = kMaxSharedOptIn; return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = kDefaultDynamicShared; return cudaSuccess;
@@ -206,8 +207,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attribute, in
     case cudaDevAttrComputeCapabilityMajor: *value = 9; return cudaSuccess;
     case cudaDevAttrComputeCapabilityMinor: *value = 0; return cudaSuccess;
     default:
-      return fail(cudaErrorInvalidValue, fmt::format("cudaDeviceGetAttribute: attribute {} is not emulated",
-                                                     static_cast<int>(attribute)));
+      return fail(cudaErrorInvalidValue,
+                  fmt::format("cudaDeviceGetAttribute: attribute {} is not emulated", static_cast<int>(attribute)));
   }
 }
 
@@ -216,7 +217,8 @@ cudaError_t cudaFuncSetAttribute(const void* kernel, enum cudaFuncAttribute attr
   if (attribute == cudaFuncAttributeMaxDynamicSharedMemorySize) {
     if (value < 0 || value > kMaxSharedOptIn)
       return fail(cudaErrorInvalidValue, fmt::format("cudaFuncSetAttribute: {} bytes of dynamic shared memory "
-                                                     "(an H200 allows at most {})", value, kMaxSharedOptIn));
+                                                     "(an H200 allows at most {})",
+                                                     value, kMaxSharedOptIn));
     g_dynamic_shared_limit[kernel] = value;
   }
   return cudaSuccess;
@@ -249,7 +251,8 @@ cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   *pointer = allocate_device_memory(bytes, g_current_device);
   if (*pointer == nullptr)
     return fail(cudaErrorMemoryAllocation, fmt::format("cudaMalloc of {} bytes: the emulated device is out of memory "
-                                                       "(AGF_EMULATOR_MEMORY_MB sets its size)", bytes));
+                                                       "(AGF_EMULATOR_MEMORY_MB sets its size)",
+                                                       bytes));
   return cudaSuccess;
 }
 

@@ -32,7 +32,7 @@ struct Allocation {
 std::mutex g_mutex;
 std::map<std::uintptr_t, Allocation> g_allocations;  // by mapping address
 int g_access_depth = 0;
-int g_open_device = -1;                              // meaningful while g_access_depth > 0
+int g_open_device = -1;  // meaningful while g_access_depth > 0
 std::size_t g_live_bytes = 0;
 
 // The allocations opened (made readable and writable) during the current device work. Opening is lazy:
@@ -130,16 +130,17 @@ void report_fault(int signal, siginfo_t* info, void*) {
                   info->si_addr);
   } else {
     const auto user = reinterpret_cast<std::uintptr_t>(a->user);
-    const char* what =
-        address >= reinterpret_cast<std::uintptr_t>(a->mapping) + a->data_bytes ? "past the end of"
-        : g_access_depth == 0 ? "host code dereferenced (device pointers must be copied to the host first)"
-                              : "a kernel of another device touched";
+    const char* what = address >= reinterpret_cast<std::uintptr_t>(a->mapping) + a->data_bytes ? "past the end of"
+                       : g_access_depth == 0
+                           ? "host code dereferenced (device pointers must be copied to the host first)"
+                           : "a kernel of another device touched";
     std::snprintf(message, sizeof message,
                   "agf CUDA emulator: fault at %p (offset %+lld): %s the %zu-byte allocation at %p on cuda:%d\n",
                   info->si_addr, static_cast<long long>(address - user), what, a->user_bytes,
                   static_cast<void*>(a->user), a->device);
   }
-  if (write(STDERR_FILENO, message, std::strlen(message)) < 0) {}
+  if (write(STDERR_FILENO, message, std::strlen(message)) < 0) {
+  }
   void* frames[48];
   backtrace_symbols_fd(frames, backtrace(frames, 48), STDERR_FILENO);
   // The faulting instruction runs again on return and ends in the replaced handler.

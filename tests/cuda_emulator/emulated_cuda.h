@@ -49,8 +49,8 @@ T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
   const int lane = ::agf::emulator::lane_id();
   const int source = lane ^ lane_mask;
   T result;
-  ::agf::emulator::warp_exchange(mask, &value, sizeof(T), (source & ~(width - 1)) == (lane & ~(width - 1)) ? source : lane,
-                                 &result);
+  ::agf::emulator::warp_exchange(mask, &value, sizeof(T),
+                                 (source & ~(width - 1)) == (lane & ~(width - 1)) ? source : lane, &result);
   return result;
 }
 

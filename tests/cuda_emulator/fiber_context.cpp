@@ -39,13 +39,15 @@ void prepare_fiber(FiberContext& context, unsigned char* stack, std::size_t byte
   // it: the return-address slot 16-byte aligned, so %rsp ≡ 8 (mod 16) on entry, as the ABI requires.
   const auto top = (reinterpret_cast<std::uintptr_t>(stack + bytes)) & ~std::uintptr_t{15};
   void** slots = reinterpret_cast<void**>(top);
-  slots[-1] = nullptr;                          // entry's own return address: it never returns
-  slots[-2] = reinterpret_cast<void*>(entry);   // where the switch's `ret` lands
+  slots[-1] = nullptr;                               // entry's own return address: it never returns
+  slots[-2] = reinterpret_cast<void*>(entry);        // where the switch's `ret` lands
   for (int r = 3; r <= 8; ++r) slots[-r] = nullptr;  // %rbp %rbx %r12 %r13 %r14 %r15
   context.stack_pointer = &slots[-8];
 }
 
-void switch_fiber(FiberContext& from, FiberContext& to) { agf_emulator_switch_stack(&from.stack_pointer, to.stack_pointer); }
+void switch_fiber(FiberContext& from, FiberContext& to) {
+  agf_emulator_switch_stack(&from.stack_pointer, to.stack_pointer);
+}
 #else
 void prepare_fiber(FiberContext& context, unsigned char* stack, std::size_t bytes, void (*entry)()) {
   getcontext(&context.context);

@@ -9,12 +9,12 @@
 namespace agf::emulator {
 
 struct Statistics {
-  int64_t launches = 0;        // kernels run (cuBLAS GEMMs not included: see gemms)
-  int64_t gemms = 0;           // cuBLAS GEMM calls (each one or more kernels on a GPU)
-  int64_t threads = 0;         // CUDA threads run, over all launches
-  int64_t host_waits = 0;      // cudaStreamSynchronize and cudaDeviceSynchronize calls
-  int64_t bytes_to_host = 0;   // copied device -> host
-  int64_t bytes_to_device = 0; // copied host -> device
+  int64_t launches = 0;         // kernels run (cuBLAS GEMMs not included: see gemms)
+  int64_t gemms = 0;            // cuBLAS GEMM calls (each one or more kernels on a GPU)
+  int64_t threads = 0;          // CUDA threads run, over all launches
+  int64_t host_waits = 0;       // cudaStreamSynchronize and cudaDeviceSynchronize calls
+  int64_t bytes_to_host = 0;    // copied device -> host
+  int64_t bytes_to_device = 0;  // copied host -> device
 };
 
 Statistics statistics();

@@ -179,12 +179,12 @@ TEST_CASE("emulator: warp shuffles exchange values as on the GPU", "[emulator]")
   REQUIRE(last_launch_error().empty());
   const std::vector<int> x = xor_sum.read(), d = down_sum.read(), b = broadcast.read();
   for (int t = 0; t < 64; ++t) {
-    CHECK(x[t] == 496);      // Σ 0..31 in every lane (butterfly)
-    CHECK(b[t] == 70);       // lane 7's value
+    CHECK(x[t] == 496);  // Σ 0..31 in every lane (butterfly)
+    CHECK(b[t] == 70);   // lane 7's value
   }
-  CHECK(d[0] == 496);        // the tree sum lands in lane 0
+  CHECK(d[0] == 496);  // the tree sum lands in lane 0
   CHECK(d[32] == 496);
-  CHECK(d[31] == 31 * 32);   // lane 31 only ever adds itself (a source past the warp returns its own value)
+  CHECK(d[31] == 31 * 32);  // lane 31 only ever adds itself (a source past the warp returns its own value)
 }
 
 TEST_CASE("emulator: shuffles of half-warp masks run independently, then meet a full-warp one", "[emulator]") {
@@ -257,8 +257,8 @@ TEST_CASE("emulator: copies check that their pointers are device memory of the r
         cudaErrorInvalidValue);
   CHECK_THAT(std::string(cudaGetErrorString(cudaErrorInvalidValue)), Catch::Contains("run past the end"));
   CHECK(cudaMemcpyAsync(host.data(), host.data() + 8, 4, cudaMemcpyDeviceToHost, nullptr) == cudaErrorInvalidValue);
-  CHECK_THAT(std::string(cudaGetErrorString(cudaErrorInvalidValue)), Catch::Contains("source") &&
-                                                                          Catch::Contains("is not device memory"));
+  CHECK_THAT(std::string(cudaGetErrorString(cudaErrorInvalidValue)),
+             Catch::Contains("source") && Catch::Contains("is not device memory"));
   CHECK(cudaMemcpyAsync(device.data, host.data(), 4, cudaMemcpyDeviceToHost, nullptr) == cudaErrorInvalidValue);
   CHECK_THAT(std::string(cudaGetErrorString(cudaErrorInvalidValue)), Catch::Contains("copy kind says host"));
 }
@@ -286,8 +286,8 @@ TEST_CASE("emulator: cuBLAS strided-batched GEMM in column-major with transposes
         for (int p = 0; p < k; ++p) expected += a[e * k * m + i * k + p] * b[e * k * n + j * k + p];
         CHECK(c[e * m * n + j * m + i] == Approx(alpha * expected));  // beta = 0: C's NaN never read
       }
-  CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da.data, CUDA_R_32F, 1, 0, db.data,
-                                   CUDA_R_32F, k, 0, &beta, dc.data, CUDA_R_32F, m, 0, 1, CUBLAS_COMPUTE_32F,
+  CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, da.data, CUDA_R_32F, 1, 0,
+                                   db.data, CUDA_R_32F, k, 0, &beta, dc.data, CUDA_R_32F, m, 0, 1, CUBLAS_COMPUTE_32F,
                                    CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);  // lda < m
 }
 

@@ -14,8 +14,8 @@
 
 namespace {
 
-const std::vector<std::string> stage_order{"build",      "smoke", "matmul",      "attention", "train-bf16", "train-fp16",
-                                           "torch",      "build-tests", "gpu-tests", "gradcheck", "paper-grid"};
+const std::vector<std::string> stage_order{"build", "smoke",       "matmul",    "attention", "train-bf16", "train-fp16",
+                                           "torch", "build-tests", "gpu-tests", "gradcheck", "paper-grid"};
 
 // Runs the rehearsal with OUT=out and `arguments`; the emulator's binaries sit beside AGF_BINARY.
 CommandResult rehearse(const std::string& out, const std::string& arguments) {
@@ -58,8 +58,7 @@ TEST_CASE("gpu-check.sh rehearsed on the emulator runs every stage and writes re
     // The peer stage is the one that may be skipped here: only when no Python with torch is installed.
     if (stages[i].at("name") == "torch" && stages[i].at("status") == "skipped")
       CHECK_THAT(stages[i].at("reason").get<std::string>(), Catch::Contains("cannot import torch"));
-    else
-      CHECK(stages[i].at("status") == "passed");
+    else CHECK(stages[i].at("status") == "passed");
   }
   CHECK(results.at("summary").at("failed") == 0);
 

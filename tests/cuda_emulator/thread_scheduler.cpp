@@ -61,8 +61,8 @@ struct BlockRun {
   const std::function<void()>* body = nullptr;
   uint3 block{};
   std::vector<Fiber> fibers;
-  std::vector<unsigned char> shared_memory;                 // the launch's dynamic shared memory
-  std::vector<std::array<unsigned char, 16>> published;     // one warp-exchange slot per thread
+  std::vector<unsigned char> shared_memory;              // the launch's dynamic shared memory
+  std::vector<std::array<unsigned char, 16>> published;  // one warp-exchange slot per thread
   FiberContext scheduler;
   int current = -1;
   std::string failure;
@@ -224,10 +224,11 @@ void warp_exchange(unsigned mask, const void* value, std::size_t size, int sourc
   const int thread = g_run->current, lane = thread % kWarpSize, base = thread - lane;
   const int warp_threads = std::min<int>(kWarpSize, static_cast<int>(g_run->fibers.size()) - base);
   if (!(mask >> lane & 1u))
-    fail_launch(fmt::format("a warp shuffle with mask {:#010x} called by lane {}, which the mask leaves out", mask, lane));
+    fail_launch(
+        fmt::format("a warp shuffle with mask {:#010x} called by lane {}, which the mask leaves out", mask, lane));
   if (warp_threads < kWarpSize && (mask >> warp_threads) != 0)
-    fail_launch(fmt::format("a warp shuffle with mask {:#010x} in a warp of only {} threads (blockDim {}×{}×{})",
-                            mask, warp_threads, g_run->shape.block.x, g_run->shape.block.y, g_run->shape.block.z));
+    fail_launch(fmt::format("a warp shuffle with mask {:#010x} in a warp of only {} threads (blockDim {}×{}×{})", mask,
+                            warp_threads, g_run->shape.block.x, g_run->shape.block.y, g_run->shape.block.z));
   if (source_lane < 0 || source_lane >= kWarpSize || !(mask >> source_lane & 1u))
     fail_launch(fmt::format("lane {} reads lane {} in a warp shuffle with mask {:#010x}", lane, source_lane, mask));
   std::memcpy(g_run->published[static_cast<std::size_t>(thread)].data(), value, size);

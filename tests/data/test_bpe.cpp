@@ -18,9 +18,7 @@
 using namespace agf::data;
 
 namespace {
-std::vector<std::string_view> views(const std::vector<std::string>& lines) {
-  return {lines.begin(), lines.end()};
-}
+std::vector<std::string_view> views(const std::vector<std::string>& lines) { return {lines.begin(), lines.end()}; }
 std::vector<std::string> merge_texts(const BpeModel& model) {
   std::vector<std::string> texts;
   for (auto [left, right] : model.merges()) texts.push_back(model.text(left) + "+" + model.text(right));
@@ -127,7 +125,8 @@ TEST_CASE("BPE falls back to bytes for unseen characters and literal markers", "
 }
 
 TEST_CASE("BPE model survives a JSON round trip and checks its hash", "[data][bpe]") {
-  const std::vector<std::string> lines = {"Übergrößenträger gehen über die Straße", "the quick brown fox", "emoji 😀 ok"};
+  const std::vector<std::string> lines = {"Übergrößenträger gehen über die Straße", "the quick brown fox",
+                                          "emoji 😀 ok"};
   BpeLearnOptions options;
   options.vocab_size = 320;
   options.min_frequency = 1;
@@ -161,7 +160,8 @@ TEST_CASE("BPE model fields that describe the layout and size must match the mod
     }
     return std::string("accepted");
   };
-  CHECK_THAT(refused("/vocab_size", 9000), Catch::Contains("edited.json") && Catch::Contains("\"vocab_size\" is 9000") &&
+  CHECK_THAT(refused("/vocab_size", 9000), Catch::Contains("edited.json") &&
+                                               Catch::Contains("\"vocab_size\" is 9000") &&
                                                Catch::Contains(fmt::format("the model has {}", model.vocab_size())));
   CHECK_THAT(refused("/byte_fallback/count", 300), Catch::Contains("\"byte_fallback/count\" is 300"));
   CHECK_THAT(refused("/byte_fallback/first_id", 5), Catch::Contains("\"byte_fallback/first_id\" is 5"));
@@ -178,10 +178,11 @@ namespace {
 // Random valid UTF-8: ASCII (controls included), Latin letters with combining marks, CJK, emoji
 // (with ZWJ and skin tones), spaces of all kinds, the literal marker, and empty lines.
 std::string random_line(std::mt19937& rng) {
-  static const std::vector<char32_t> pool = {
-      U'a', U'b', U'e', U'n', U'r', U't', U' ', U' ', U' ', U'\t', U'\r', 0x01, 0x1F, 0x7F, U'.', U',', U'!', U'0', U'7',
-      0x0301, 0x0308, 0x00E9, 0x00DF, 0x00FC, 0x4E2D, 0x6587, 0x5B57, 0x3002, 0x1F600, 0x1F44D, 0x1F3FD, 0x200D,
-      0x2764, 0xFE0F, 0x00A0, 0x2003, 0x2581, 0xFEFF, 0x10FFFF, 0xE000, 0x0627, 0x05D0, 0x0915, 0x093F};
+  static const std::vector<char32_t> pool = {U'a',   U'b',    U'e',     U'n',    U'r',   U't',   U' ',   U' ',   U' ',
+                                             U'\t',  U'\r',   0x01,     0x1F,    0x7F,   U'.',   U',',   U'!',   U'0',
+                                             U'7',   0x0301,  0x0308,   0x00E9,  0x00DF, 0x00FC, 0x4E2D, 0x6587, 0x5B57,
+                                             0x3002, 0x1F600, 0x1F44D,  0x1F3FD, 0x200D, 0x2764, 0xFE0F, 0x00A0, 0x2003,
+                                             0x2581, 0xFEFF,  0x10FFFF, 0xE000,  0x0627, 0x05D0, 0x0915, 0x093F};
   std::uniform_int_distribution<std::size_t> length(0, 40), pick(0, pool.size() - 1);
   std::string line;
   const std::size_t n = length(rng) < 4 ? 0 : length(rng);
@@ -216,11 +217,11 @@ TEST_CASE("decode(encode(x)) == x byte for byte on random Unicode", "[data][bpe]
 TEST_CASE("UTF-8 validation rejects overlongs, surrogates, truncation and out-of-range values", "[data][utf8]") {
   CHECK(is_valid_utf8("plain ascii"));
   CHECK(is_valid_utf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"));
-  CHECK(find_invalid_utf8("ab\xC0\x80") == 2u);      // overlong NUL
-  CHECK(find_invalid_utf8("\xED\xA0\x80") == 0u);    // surrogate D800
-  CHECK(find_invalid_utf8("x\xE2\x82") == 1u);       // truncated
+  CHECK(find_invalid_utf8("ab\xC0\x80") == 2u);        // overlong NUL
+  CHECK(find_invalid_utf8("\xED\xA0\x80") == 0u);      // surrogate D800
+  CHECK(find_invalid_utf8("x\xE2\x82") == 1u);         // truncated
   CHECK(find_invalid_utf8("\xF4\x90\x80\x80") == 0u);  // above U+10FFFF
-  CHECK(find_invalid_utf8("\x80") == 0u);            // lone continuation
+  CHECK(find_invalid_utf8("\x80") == 0u);              // lone continuation
   CHECK(find_invalid_utf8("\xFF") == 0u);
 }
 

@@ -53,7 +53,7 @@ TEST_CASE("corpus builder pairs, filters, splits and reproduces the fixture", "[
   options.valid_size = 1;
   options.test_size = 1;
   const LibreOfficeHelpReport report = build_libreoffice_help(options);
-  CHECK(report.pages == 2);        // only_english.html has no twin
+  CHECK(report.pages == 2);  // only_english.html has no twin
   CHECK(report.pairs_found == 10);
   CHECK(report.dropped_empty == 1);
   CHECK(report.dropped_identical == 1);

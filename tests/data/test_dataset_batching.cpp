@@ -27,7 +27,8 @@ TokenPairs random_pairs(std::size_t count, std::uint32_t seed, int max_length = 
   std::uniform_int_distribution<int> length(0, max_length), id(4, 99);
   TokenPairs pairs;
   for (std::size_t i = 0; i < count; ++i) {
-    std::vector<std::int32_t> source(static_cast<std::size_t>(length(rng))), target(static_cast<std::size_t>(length(rng)));
+    std::vector<std::int32_t> source(static_cast<std::size_t>(length(rng))),
+        target(static_cast<std::size_t>(length(rng)));
     for (auto& x : source) x = id(rng);
     for (auto& x : target) x = id(rng);
     pairs.source.push_back(std::move(source));
@@ -61,7 +62,8 @@ TEST_CASE("token dataset: truncated, foreign, mismatched or corrupt files are cl
   const std::string bytes = read_file(dir.file("d.bin"));
   CHECK_THROWS_WITH(TokenDataset::open(dir.file("d.bin"), 0x9999), Catch::Contains("another BPE model"));
   dir.write("cut.bin", bytes.substr(0, bytes.size() - 4));
-  CHECK_THROWS_WITH(TokenDataset::open(dir.file("cut.bin")), Catch::Contains("cut.bin") && Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(TokenDataset::open(dir.file("cut.bin")),
+                    Catch::Contains("cut.bin") && Catch::Contains("truncated"));
   dir.write("tiny.bin", bytes.substr(0, 10));
   CHECK_THROWS_WITH(TokenDataset::open(dir.file("tiny.bin")), Catch::Contains("header"));
   dir.write("foreign.bin", std::string(200, 'x'));
@@ -114,7 +116,7 @@ TEST_CASE("batching: budget respected, every pair once per epoch, bucketed", "[d
     CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
     CHECK(padding / slots < 0.05);  // bucketing keeps padding small
   }
-  CHECK(sampler.epoch_batches(0) != sampler.epoch_batches(1));  // epochs differ
+  CHECK(sampler.epoch_batches(0) != sampler.epoch_batches(1));                         // epochs differ
   CHECK(sampler.epoch_batches(1) == BatchSampler(lengths, options).epoch_batches(1));  // seeded
   options.seed = 43;
   CHECK(sampler.epoch_batches(0) != BatchSampler(lengths, options).epoch_batches(0));

@@ -39,22 +39,22 @@ TEST_CASE("Hugging Face tokenizer.json export encodes like agf (peer: python tok
     agf_ids += "\n";
   }
   dir.write("agf_ids.txt", agf_ids);
-  dir.write("peer.py",
-            "import sys\n"
-            "from tokenizers import Tokenizer\n"
-            "t = Tokenizer.from_file(sys.argv[1] + '/tokenizer.json')\n"
-            "lines = open(sys.argv[1] + '/text.txt', encoding='utf-8').read().split('\\n')[:-1]\n"
-            "agf = open(sys.argv[1] + '/agf_ids.txt').read().split('\\n')[:-1]\n"
-            "assert len(lines) == len(agf), (len(lines), len(agf))\n"
-            "bad = 0\n"
-            "for line, ids in zip(lines, agf):\n"
-            "    mine = [int(x) for x in ids.split()]\n"
-            "    if t.encode(line, add_special_tokens=False).ids != mine or t.decode(mine) != line:\n"
-            "        bad += 1\n"
-            "        if bad <= 3: print('differs:', repr(line))\n"
-            "print(bad, 'of', len(lines), 'lines differ')\n"
-            "sys.exit(1 if bad else 0)\n");
-  const std::string command = "python3 " + dir.file("peer.py") + " " + dir.path().string() + " > " + dir.file("out.txt") + " 2>&1";
+  dir.write("peer.py", "import sys\n"
+                       "from tokenizers import Tokenizer\n"
+                       "t = Tokenizer.from_file(sys.argv[1] + '/tokenizer.json')\n"
+                       "lines = open(sys.argv[1] + '/text.txt', encoding='utf-8').read().split('\\n')[:-1]\n"
+                       "agf = open(sys.argv[1] + '/agf_ids.txt').read().split('\\n')[:-1]\n"
+                       "assert len(lines) == len(agf), (len(lines), len(agf))\n"
+                       "bad = 0\n"
+                       "for line, ids in zip(lines, agf):\n"
+                       "    mine = [int(x) for x in ids.split()]\n"
+                       "    if t.encode(line, add_special_tokens=False).ids != mine or t.decode(mine) != line:\n"
+                       "        bad += 1\n"
+                       "        if bad <= 3: print('differs:', repr(line))\n"
+                       "print(bad, 'of', len(lines), 'lines differ')\n"
+                       "sys.exit(1 if bad else 0)\n");
+  const std::string command = "python3 " + dir.file("peer.py") + " " + dir.path().string() + " > " +
+                              dir.file("out.txt") + " 2>&1";
   const int status = std::system(command.c_str());
   INFO(read_file(dir.file("out.txt")));
   CHECK(status == 0);

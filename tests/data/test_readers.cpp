@@ -29,9 +29,8 @@ TEST_CASE("plain reader: a line-count mismatch names both files and both counts"
   ScratchDir dir;
   const auto source = dir.write("b.en", "one\ntwo\nthree\n");
   const auto target = dir.write("b.de", "eins\nzwei\n");
-  CHECK_THROWS_WITH(read_plain(source, target, {}),
-                    Catch::Contains("b.en") && Catch::Contains("3 lines") && Catch::Contains("b.de") &&
-                        Catch::Contains("2 lines"));
+  CHECK_THROWS_WITH(read_plain(source, target, {}), Catch::Contains("b.en") && Catch::Contains("3 lines") &&
+                                                        Catch::Contains("b.de") && Catch::Contains("2 lines"));
 }
 
 TEST_CASE("readers: invalid UTF-8 is an error naming file and line, or skipped and counted", "[data][readers]") {
@@ -66,19 +65,17 @@ TEST_CASE("TSV reader splits two columns and rejects malformed lines", "[data][r
 
 TEST_CASE("WMT .sgm reader takes segments in order and decodes entities", "[data][readers]") {
   ScratchDir dir;
-  const auto source = dir.write("newstest.en.sgm",
-                                "<srcset setid=\"newstest2017\" srclang=\"any\">\n"
-                                "<doc sysid=\"ref\" docid=\"1\" genre=\"news\" origlang=\"en\">\n"
-                                "<p>\n"
-                                "<seg id=\"1\">Fish &amp; chips cost &#163;5.</seg>\n"
-                                "<seg id=\"2\"> It&apos;s &quot;fine&quot;. </seg>\n"
-                                "</p>\n</doc>\n</srcset>\n");
-  const auto target = dir.write("newstest.de.sgm",
-                                "<refset setid=\"newstest2017\" srclang=\"any\" trglang=\"de\">\n"
-                                "<doc sysid=\"ref\" docid=\"1\" genre=\"news\" origlang=\"en\">\n"
-                                "<seg id=\"1\">Fisch &amp; Pommes kosten 5 &#x00A3;.</seg>\n"
-                                "<seg id=\"2\">Es ist &lt;gut&gt;.</seg>\n"
-                                "</doc>\n</refset>\n");
+  const auto source = dir.write("newstest.en.sgm", "<srcset setid=\"newstest2017\" srclang=\"any\">\n"
+                                                   "<doc sysid=\"ref\" docid=\"1\" genre=\"news\" origlang=\"en\">\n"
+                                                   "<p>\n"
+                                                   "<seg id=\"1\">Fish &amp; chips cost &#163;5.</seg>\n"
+                                                   "<seg id=\"2\"> It&apos;s &quot;fine&quot;. </seg>\n"
+                                                   "</p>\n</doc>\n</srcset>\n");
+  const auto target = dir.write("newstest.de.sgm", "<refset setid=\"newstest2017\" srclang=\"any\" trglang=\"de\">\n"
+                                                   "<doc sysid=\"ref\" docid=\"1\" genre=\"news\" origlang=\"en\">\n"
+                                                   "<seg id=\"1\">Fisch &amp; Pommes kosten 5 &#x00A3;.</seg>\n"
+                                                   "<seg id=\"2\">Es ist &lt;gut&gt;.</seg>\n"
+                                                   "</doc>\n</refset>\n");
   CHECK(guess_format(source) == CorpusFormat::sgm);
   const auto corpus = read_sgm(source, target, {});
   REQUIRE(corpus.size() == 2);

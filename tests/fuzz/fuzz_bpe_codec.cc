@@ -16,10 +16,13 @@
 namespace {
 const agf::data::BpeModel& model() {
   static const agf::data::BpeModel learned = [] {
-    const std::vector<std::string> lines = {
-        "The quick brown fox jumps over the lazy dog.", "Der schnelle braune Fuchs springt über den faulen Hund.",
-        "Straße, Größe, Übergröße; naïve café — ½ € 42", "中文字符和标点。 emoji 😀👍🏽 ok", "tabs\tand  double  spaces ",
-        "the the the then there their", "<s> </s> <0x41> ▁ literal marker"};
+    const std::vector<std::string> lines = {"The quick brown fox jumps over the lazy dog.",
+                                            "Der schnelle braune Fuchs springt über den faulen Hund.",
+                                            "Straße, Größe, Übergröße; naïve café — ½ € 42",
+                                            "中文字符和标点。 emoji 😀👍🏽 ok",
+                                            "tabs\tand  double  spaces ",
+                                            "the the the then there their",
+                                            "<s> </s> <0x41> ▁ literal marker"};
     std::vector<std::string_view> views(lines.begin(), lines.end());
     agf::data::BpeLearnOptions options;
     options.vocab_size = 420;

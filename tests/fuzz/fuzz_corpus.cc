@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   agf::data::ReadOptions strict, lenient;
   lenient.skip_invalid = true;
   for (const auto& options : {strict, lenient}) {
-    for (const auto format : {agf::data::CorpusFormat::plain, agf::data::CorpusFormat::tsv, agf::data::CorpusFormat::sgm}) {
+    for (const auto format :
+         {agf::data::CorpusFormat::plain, agf::data::CorpusFormat::tsv, agf::data::CorpusFormat::sgm}) {
       expect_success_or_agf_error([&] {
         agf::data::ReadReport report;
         const auto corpus = agf::data::read_parallel(format, a, b, options, &report);

@@ -14,12 +14,13 @@ using agf::fuzz::expect_success_or_agf_error;
 using agf::fuzz::require;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string path =
-      agf::fuzz::scratch_file_with("checkpoint.safetensors", std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string path = agf::fuzz::scratch_file_with("checkpoint.safetensors",
+                                                        std::string_view(reinterpret_cast<const char*>(data), size));
   expect_success_or_agf_error([&] {
     const auto file = agf::train::load_safetensors(path);
     std::size_t bytes = 0;
-    for (const auto& [name, tensor] : file.tensors) bytes += static_cast<std::size_t>(tensor.numel()) * agf::dtype_size(tensor.dtype());
+    for (const auto& [name, tensor] : file.tensors)
+      bytes += static_cast<std::size_t>(tensor.numel()) * agf::dtype_size(tensor.dtype());
     require(bytes <= size);
   });
   expect_success_or_agf_error([&] { (void)agf::train::load_model(path); });

@@ -14,8 +14,8 @@ using agf::fuzz::expect_success_or_agf_error;
 using agf::fuzz::require;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string path =
-      agf::fuzz::scratch_file_with("dataset.bin", std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string path = agf::fuzz::scratch_file_with("dataset.bin",
+                                                        std::string_view(reinterpret_cast<const char*>(data), size));
   expect_success_or_agf_error([&] {
     const auto dataset = agf::data::TokenDataset::open(path);
     std::uint64_t tokens = 0;

@@ -29,10 +29,11 @@
 
 namespace {
 using FuzzEntry = int (*)(const std::uint8_t*, std::size_t);
-const std::map<std::string, FuzzEntry> fuzz_targets = {
-    {"fuzz_safetensors", fuzz_safetensors_input}, {"fuzz_bpe_model", fuzz_bpe_model_input},
-    {"fuzz_bpe_codec", fuzz_bpe_codec_input},     {"fuzz_corpus", fuzz_corpus_input},
-    {"fuzz_token_dataset", fuzz_token_dataset_input}};
+const std::map<std::string, FuzzEntry> fuzz_targets = {{"fuzz_safetensors", fuzz_safetensors_input},
+                                                       {"fuzz_bpe_model", fuzz_bpe_model_input},
+                                                       {"fuzz_bpe_codec", fuzz_bpe_codec_input},
+                                                       {"fuzz_corpus", fuzz_corpus_input},
+                                                       {"fuzz_token_dataset", fuzz_token_dataset_input}};
 }  // namespace
 
 TEST_CASE("every committed fuzz input, seed or past finding, runs through its target cleanly", "[fuzz][errors]") {

@@ -17,9 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> sample_lines = {
-    "The quick brown fox jumps over the lazy dog.", "Der schnelle braune Fuchs springt über den faulen Hund.",
-    "Straße, Größe; naïve café — ½ € 42", "中文字符。 emoji 😀👍🏽", "tabs\tand  double  spaces ", "the the then there"};
+const std::vector<std::string> sample_lines = {"The quick brown fox jumps over the lazy dog.",
+                                               "Der schnelle braune Fuchs springt über den faulen Hund.",
+                                               "Straße, Größe; naïve café — ½ € 42",
+                                               "中文字符。 emoji 😀👍🏽",
+                                               "tabs\tand  double  spaces ",
+                                               "the the then there"};
 
 agf::data::BpeModel learned_model(std::size_t vocab_size) {
   std::vector<std::string_view> views(sample_lines.begin(), sample_lines.end());
@@ -75,7 +78,8 @@ int main(int argc, char** argv) {
   write_seed(bpe_model, "bytes-only.json", agf::data::BpeModel({}, {}).to_json() + std::string(1, '\0') + "abc ▁ <s>");
 
   const fs::path bpe_codec = root / "fuzz_bpe_codec";
-  for (std::size_t i = 0; i < sample_lines.size(); ++i) write_seed(bpe_codec, "line" + std::to_string(i), sample_lines[i]);
+  for (std::size_t i = 0; i < sample_lines.size(); ++i)
+    write_seed(bpe_codec, "line" + std::to_string(i), sample_lines[i]);
 
   // The target reads the first half of an input as the source file and the second as the target file.
   const fs::path corpus = root / "fuzz_corpus";

@@ -39,7 +39,8 @@ void check_gemm(Gemm gemm, int64_t m, int64_t n, int64_t k, bool a_column, bool 
 TEST_CASE("the CPU GEMM and its Eigen fallback equal the triple loop for every layout, in f32 and f64",
           "[ops][matmul][gemm]") {
   INFO(agf::ops::cpu::gemm_library());
-  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1}, {1, 37, 19}, {29, 1, 64}, {67, 300, 129}, {300, 67, 257}};
+  const std::vector<std::array<int64_t, 3>> shapes = {
+      {1, 1, 1}, {1, 37, 19}, {29, 1, 64}, {67, 300, 129}, {300, 67, 257}};
   for (const auto& [m, n, k] : shapes) {
     for (bool a_column : {false, true}) {
       for (bool b_column : {false, true}) {
@@ -52,7 +53,8 @@ TEST_CASE("the CPU GEMM and its Eigen fallback equal the triple loop for every l
   }
 }
 
-TEST_CASE("the CPU GEMM with an empty inner dimension writes zeros, and with no output writes nothing", "[ops][matmul][gemm]") {
+TEST_CASE("the CPU GEMM with an empty inner dimension writes zeros, and with no output writes nothing",
+          "[ops][matmul][gemm]") {
   std::vector<float> c(6, 5.0f);
   const float none = 0;
   agf::ops::cpu::gemm<float>(2, 3, 0, {&none, 1, false}, {&none, 3, false}, c.data(), 3);

@@ -38,10 +38,10 @@ float bf16_value(float x) {
 }
 
 struct Product {
-  std::vector<float> c;              // m × ldc, the padding columns hold a sentinel
-  std::vector<float> contract;       // the f32 contract: Σ over pairs, odd element first, each sum rounded
-  std::vector<double> exact;         // Σ_p bf16(a)·bf16(b) in f64
-  std::vector<double> magnitude;     // Σ_p |bf16(a)·bf16(b)|
+  std::vector<float> c;           // m × ldc, the padding columns hold a sentinel
+  std::vector<float> contract;    // the f32 contract: Σ over pairs, odd element first, each sum rounded
+  std::vector<double> exact;      // Σ_p bf16(a)·bf16(b) in f64
+  std::vector<double> magnitude;  // Σ_p |bf16(a)·bf16(b)|
   int64_t m = 0, n = 0, k = 0, ldc = 0;
 };
 
@@ -109,7 +109,8 @@ int64_t equal_to_contract(const Product& r) {
   int64_t equal = 0;
   for (int64_t i = 0; i < r.m; ++i)
     for (int64_t j = 0; j < r.n; ++j)
-      equal += std::bit_cast<uint32_t>(at(r, i, j)) == std::bit_cast<uint32_t>(r.contract[static_cast<std::size_t>(i * r.n + j)]);
+      equal += std::bit_cast<uint32_t>(at(r, i, j)) ==
+               std::bit_cast<uint32_t>(r.contract[static_cast<std::size_t>(i * r.n + j)]);
   return equal;
 }
 
@@ -117,8 +118,8 @@ int64_t equal_to_contract(const Product& r) {
 // block (256) twice; rows across several row blocks with 2 threads; columns across the 2048-column block with
 // few rows (the columns then split between threads) and k across blocks; a product that runs 2 threads over
 // several k blocks. (2 threads from 2^21 multiply-adds on: the last three.)
-const std::vector<std::array<int64_t, 3>> kShapes = {{1, 1, 1},     {1, 1, 2},     {2, 3, 1},      {13, 31, 7},
-                                                     {14, 32, 256},  {15, 33, 257}, {29, 65, 513},  {700, 40, 80},
+const std::vector<std::array<int64_t, 3>> kShapes = {{1, 1, 1},      {1, 1, 2},      {2, 3, 1},     {13, 31, 7},
+                                                     {14, 32, 256},  {15, 33, 257},  {29, 65, 513}, {700, 40, 80},
                                                      {3, 2100, 401}, {100, 300, 600}};
 
 }  // namespace
@@ -184,15 +185,15 @@ TEST_CASE("bf16 rounding: to nearest, ties to even, nan stays nan, inf, and past
           "[ops][gemm][bf16][half]") {
   using agf::BFloat16;
   const auto rounded = [](float x) { return BFloat16::to_float(BFloat16::from_float(x)); };
-  const float ulp = 0x1p-7f;  // of bf16 at 1 (8 significant bits)
-  CHECK(rounded(1.0f + ulp / 2) == 1.0f);                            // a tie, to the even 1
-  CHECK(rounded(1.0f + ulp + ulp / 2) == 1.0f + 2 * ulp);            // a tie, to the even 1 + 2 ulp
-  CHECK(rounded(1.0f + ulp / 2 + 0x1p-23f) == 1.0f + ulp);           // just above a tie: up
-  CHECK(rounded(1.0f + ulp / 2 - 0x1p-23f) == 1.0f);                 // just below: down
-  CHECK(rounded(-(1.0f + ulp + ulp / 2)) == -(1.0f + 2 * ulp));      // the sign does not matter
+  const float ulp = 0x1p-7f;                                     // of bf16 at 1 (8 significant bits)
+  CHECK(rounded(1.0f + ulp / 2) == 1.0f);                        // a tie, to the even 1
+  CHECK(rounded(1.0f + ulp + ulp / 2) == 1.0f + 2 * ulp);        // a tie, to the even 1 + 2 ulp
+  CHECK(rounded(1.0f + ulp / 2 + 0x1p-23f) == 1.0f + ulp);       // just above a tie: up
+  CHECK(rounded(1.0f + ulp / 2 - 0x1p-23f) == 1.0f);             // just below: down
+  CHECK(rounded(-(1.0f + ulp + ulp / 2)) == -(1.0f + 2 * ulp));  // the sign does not matter
   CHECK(std::isnan(rounded(std::numeric_limits<float>::quiet_NaN())));
-  CHECK(std::isnan(rounded(std::bit_cast<float>(0x7f800001u))));    // a nan with only the lowest payload bit
-  CHECK(std::isnan(rounded(std::bit_cast<float>(0xff80ffffu))));    // negative, payload in the lower half only
+  CHECK(std::isnan(rounded(std::bit_cast<float>(0x7f800001u))));  // a nan with only the lowest payload bit
+  CHECK(std::isnan(rounded(std::bit_cast<float>(0xff80ffffu))));  // negative, payload in the lower half only
   CHECK(rounded(std::numeric_limits<float>::infinity()) == std::numeric_limits<float>::infinity());
   CHECK(rounded(-std::numeric_limits<float>::infinity()) == -std::numeric_limits<float>::infinity());
   // The largest finite bf16 is 0x7f7f = (2 - 2^-7)·2^127. Above it, half an ulp (2^120) away, is the tie with
@@ -246,11 +247,10 @@ TEST_CASE("the AVX512-BF16 GEMM meets the f32 accumulation bound for every layou
   // Intel describes vdpbf16ps as exactly the contract; whether a processor rounds so is worth knowing, not
   // a failure (the bound above is what is required).
   WARN("avx512bf16 equals the portable kernel's contract bit for bit in " << bitwise << " of " << elements
-                                                                           << " elements");
+                                                                          << " elements");
 }
 
-TEST_CASE("ops::matmul under MatmulPrecision::bf16 rounds the operands of f32 products only",
-          "[ops][matmul][bf16]") {
+TEST_CASE("ops::matmul under MatmulPrecision::bf16 rounds the operands of f32 products only", "[ops][matmul][bf16]") {
   using agf::DType;
   using agf::Tensor;
   using agf::ops::cpu::MatmulPrecision;
@@ -283,8 +283,8 @@ TEST_CASE("ops::matmul under MatmulPrecision::bf16 rounds the operands of f32 pr
   if (agf::ops::cpu::bf16_kernel() == Bf16Kernel::none) {
     // Without bf16 arithmetic and without the forced portable kernel, a bf16 product is refused, never slow.
     const ScopedMatmulPrecision bf16(MatmulPrecision::bf16);
-    CHECK_THROWS_WITH(agf::ops::matmul(a, b), Catch::Contains("matmul in bf16 on the CPU") &&
-                                                  Catch::Contains("AVX512-BF16"));
+    CHECK_THROWS_WITH(agf::ops::matmul(a, b),
+                      Catch::Contains("matmul in bf16 on the CPU") && Catch::Contains("AVX512-BF16"));
     CHECK_FALSE(agf::ops::cpu::bf16_unavailable_reason().empty());
   }
 }

@@ -38,8 +38,7 @@ const std::vector<int64_t> kCounts = {1, 2, 7, 15, 16, 17, 31, 32, 33, 128, 129}
 
 }  // namespace
 
-TEST_CASE("transpose_words writes out[p·out_stride + l] = in[l·in_stride + p] and nothing else",
-          "[ops][gemm][bf16]") {
+TEST_CASE("transpose_words writes out[p·out_stride + l] = in[l·in_stride + p] and nothing else", "[ops][gemm][bf16]") {
   for (int64_t lanes = 1; lanes <= kWordTransposeLanes; ++lanes) {
     for (const int64_t count : kCounts) {
       INFO("lanes " << lanes << " count " << count);

@@ -24,9 +24,8 @@ void require_elementwise(const Tensor& out, F f, const Inputs&... inputs) {
   const T* r = result.data<T>();
   int64_t mismatches = 0;
   for (int64_t i = 0; i < result.numel(); ++i) {
-    const T expected = [&]<std::size_t... K>(std::index_sequence<K...>) {
-      return f(in[K].template data<T>()[i]...);
-    }(std::make_index_sequence<sizeof...(Inputs)>{});
+    const T expected = [&]<std::size_t... K>(std::index_sequence<K...>) { return f(in[K].template data<T>()[i]...); }
+    (std::make_index_sequence<sizeof...(Inputs)>{});
     // Equal bits, or both NaN.
     if (!(r[i] == expected || (std::isnan(r[i]) && std::isnan(expected)))) ++mismatches;
   }

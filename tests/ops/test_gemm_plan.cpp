@@ -50,8 +50,10 @@ Tensor run(const ops::GemmPlan& plan, const Shape& out_shape) {
         double total = 0;
         for (int64_t l = 0; l < k; ++l) {
           // op(A)[i, l] and op(B)[l, j] of column-major storage with leading dimensions lda, ldb.
-          const double x = read(plan.first, a0 + (plan.first.transpose ? l + i * plan.first.ld : i + l * plan.first.ld));
-          const double y = read(plan.second, b0 + (plan.second.transpose ? j + l * plan.second.ld : l + j * plan.second.ld));
+          const double x = read(plan.first,
+                                a0 + (plan.first.transpose ? l + i * plan.first.ld : i + l * plan.first.ld));
+          const double y = read(plan.second,
+                                b0 + (plan.second.transpose ? j + l * plan.second.ld : l + j * plan.second.ld));
           total += x * y;
         }
         const int64_t at = p * plan.c_batch_stride + i + j * plan.ldc;
@@ -79,6 +81,7 @@ std::pair<Tensor, Tensor> as_is(const Tensor& a, const Tensor& b) { return {a, b
 }  // namespace
 
 TEST_CASE("plan_gemm's column-major call computes the row-major product for every layout", "[ops][matmul]") {
+  // clang-format off
   const std::vector<Case> cases{
       {"[5,7] @ [7,3]", {5, 7}, {7, 3}, as_is, 1},
       {"Aᵀ @ B", {7, 5}, {7, 3}, [](const Tensor& a, const Tensor& b) { return std::pair{a.transpose(0, 1), b}; }, 1},
@@ -117,6 +120,7 @@ TEST_CASE("plan_gemm's column-major call computes the row-major product for ever
       {"batch slice with a step", {6, 4, 5}, {5, 3},
        [](const Tensor& a, const Tensor& b) { return std::pair{a.slice(0, 0, 6, 2), b}; }, 3},
   };
+  // clang-format on
   uint64_t seed = 1;
   for (const Case& c : cases) {
     INFO(c.name);

@@ -67,10 +67,12 @@ TEST_CASE("matmul equals the triple loop, for every operand layout and batch bro
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t j = 0; j < 3; ++j) {
       check_close(out.select(0, i).select(0, j).to_double_vector(),
-                  naive_matmul(x.select(0, i).select(0, 0).to_double_vector(), y.select(0, j).to_double_vector(), 4, 3, 2));
+                  naive_matmul(x.select(0, i).select(0, 0).to_double_vector(), y.select(0, j).to_double_vector(), 4, 3,
+                               2));
     }
   }
-  CHECK_THROWS_WITH(agf::ops::matmul(a, a), Catch::Contains("inner dimensions differ: f64[5, 7] on cpu @ f64[5, 7] on cpu (7 vs 5)"));
+  CHECK_THROWS_WITH(agf::ops::matmul(a, a),
+                    Catch::Contains("inner dimensions differ: f64[5, 7] on cpu @ f64[5, 7] on cpu (7 vs 5)"));
   CHECK_THROWS_WITH(agf::ops::matmul(a, b.to(DType::f32)), Catch::Contains("dtype mismatch"));
   CHECK(agf::ops::matmul(random_tensor({4}, 6), random_tensor({4}, 7)).dim() == 0);
 }
@@ -116,9 +118,8 @@ TEST_CASE("unary and scalar ops match their formulas", "[ops][elementwise]") {
   expect(agf::ops::sigmoid(x), [](double t) { return 1 / (1 + std::exp(-t)); });
   expect(agf::ops::relu(x), [](double t) { return t > 0 ? t : 0; });
   expect(agf::ops::gelu_erf(x), [](double t) { return 0.5 * t * (1 + std::erf(t / std::sqrt(2.0))); });
-  expect(agf::ops::gelu_tanh(x), [](double t) {
-    return 0.5 * t * (1 + std::tanh(std::sqrt(2 / M_PI) * (t + 0.044715 * t * t * t)));
-  });
+  expect(agf::ops::gelu_tanh(x),
+         [](double t) { return 0.5 * t * (1 + std::tanh(std::sqrt(2 / M_PI) * (t + 0.044715 * t * t * t))); });
   expect(agf::ops::add_scalar(x, 2), [](double t) { return t + 2; });
   expect(agf::ops::mul_scalar(x, -3), [](double t) { return -3 * t; });
   expect(agf::ops::rsub_scalar(x, 1), [](double t) { return 1 - t; });
@@ -186,7 +187,8 @@ TEST_CASE("layer_norm normalizes each row then applies weight and bias", "[ops][
     double mean = 0, variance = 0;
     for (int c = 0; c < 5; ++c) mean += xv[r * 5 + c] / 5;
     for (int c = 0; c < 5; ++c) variance += (xv[r * 5 + c] - mean) * (xv[r * 5 + c] - mean) / 5;
-    for (int c = 0; c < 5; ++c) expected[r * 5 + c] = (xv[r * 5 + c] - mean) / std::sqrt(variance + 1e-5) * wv[c] + bv[c];
+    for (int c = 0; c < 5; ++c)
+      expected[r * 5 + c] = (xv[r * 5 + c] - mean) / std::sqrt(variance + 1e-5) * wv[c] + bv[c];
   }
   check_close(agf::ops::layer_norm_forward(x, w, b, 1e-5).y.to_double_vector(), expected);
   CHECK_THROWS_WITH(agf::ops::layer_norm_forward(x, random_tensor({4}, 1), b, 1e-5),
@@ -242,7 +244,8 @@ TEST_CASE("cross_entropy with label smoothing equals PyTorch's definition", "[op
   CHECK(agf::ops::cross_entropy_forward(logits, targets, options).item() == Approx(total / 2).epsilon(1e-12));
   const Tensor all_ignored = Tensor::from_vector(std::vector<int64_t>{-100, -100, -100}, {3});
   CHECK(agf::ops::cross_entropy_forward(logits, all_ignored, options).item() == 0.0);
-  CHECK_THROWS_WITH(agf::ops::cross_entropy_forward(logits, Tensor::from_vector(std::vector<int64_t>{0, 4, 1}, {3}), options),
+  CHECK_THROWS_WITH(agf::ops::cross_entropy_forward(logits, Tensor::from_vector(std::vector<int64_t>{0, 4, 1}, {3}),
+                                                    options),
                     Catch::Contains("target 4 at row 1 is outside [0, 4)"));
 }
 

@@ -8,7 +8,8 @@
 using agf::DType;
 using agf::Tensor;
 
-TEST_CASE("sum, mean and max over leading axes equal the row reduction of the transpose, bit for bit", "[ops][reduce]") {
+TEST_CASE("sum, mean and max over leading axes equal the row reduction of the transpose, bit for bit",
+          "[ops][reduce]") {
   agf::Generator generator(3);
   for (DType dtype : {DType::f32, DType::f64}) {
     // [rows, columns] with more columns than one block of accumulators, and [2, 3, 700] reduced over {0, 1}

@@ -72,7 +72,8 @@ void check_every_length(double max_ulps) {
     INFO("length " << length);
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(ulps(x[i], expected[i]) <= max_ulps);
     CHECK(static_cast<double>(total) == Approx(expected_total).epsilon(8 * std::numeric_limits<T>::epsilon()));
-    CHECK(static_cast<double>(summed) == Approx(static_cast<double>(total)).epsilon(4 * std::numeric_limits<T>::epsilon()));
+    CHECK(static_cast<double>(summed) ==
+          Approx(static_cast<double>(total)).epsilon(4 * std::numeric_limits<T>::epsilon()));
   }
 }
 

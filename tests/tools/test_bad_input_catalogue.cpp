@@ -103,9 +103,9 @@ std::string xz_with_huge_dictionary() {
 }
 
 struct BadInput {
-  std::string name;     // the case's name in docs/errors.md
-  int status;           // the exit status agf must end with
-  std::string message;  // a fragment of what agf must print
+  std::string name;                                  // the case's name in docs/errors.md
+  int status;                                        // the exit status agf must end with
+  std::string message;                               // a fragment of what agf must print
   std::function<std::string(Workspace&)> arguments;  // writes the input; agf's arguments
 };
 
@@ -113,11 +113,13 @@ struct BadInput {
 constexpr std::size_t kVersion = 8, kVocabHash = 16, kPairs = 32, kFileSize = 56, kOffsets = 64;
 
 std::vector<BadInput> catalogue() {
-  const auto translate = [](const std::string& checkpoint) { return "translate --checkpoint " + checkpoint + " < /dev/null"; };
+  const auto translate = [](const std::string& checkpoint) {
+    return "translate --checkpoint " + checkpoint + " < /dev/null";
+  };
   const auto encode = [](const std::string& model) { return "bpe encode --model " + model + " < /dev/null"; };
   const auto prepare = [](const Workspace& w, const std::string& source, const std::string& target) {
-    return "corpus prepare --train-src " + source + (target.empty() ? "" : " --train-tgt " + target) + " --bpe " + w.bpe +
-           " --out " + w.scratch.file(w.current_case + "-out");
+    return "corpus prepare --train-src " + source + (target.empty() ? "" : " --train-tgt " + target) + " --bpe " +
+           w.bpe + " --out " + w.scratch.file(w.current_case + "-out");
   };
   const auto eval = [](const Workspace& w, const std::string& folder, const std::string& split) {
     return "eval --checkpoint " + w.checkpoint + " --data " + folder + " --split " + split;
@@ -129,7 +131,9 @@ std::vector<BadInput> catalogue() {
     return "train --data " + w.scratch.path().string() + " --out " + w.scratch.file("run") + " " + extra;
   };
   // A file of one tensor "x" described by `fields`, with 8 bytes of data.
-  const auto one_tensor = [](const std::string& fields) { return safetensors_bytes("{\"x\":{" + fields + "}}", std::string(8, '\0')); };
+  const auto one_tensor = [](const std::string& fields) {
+    return safetensors_bytes("{\"x\":{" + fields + "}}", std::string(8, '\0'));
+  };
 
   return {
       // ---- safetensors checkpoints (agf translate/eval/inspect --checkpoint, train --resume) ----
@@ -185,13 +189,15 @@ std::vector<BadInput> catalogue() {
        }},
       {"st-element-count-overflow", 1, "tensor 'huge' f32: shape [4611686018427387904, 4]",
        [=](Workspace& w) {
-         return translate(w.input(".safetensors", safetensors_bytes(
-             R"({"huge":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})")));
+         return translate(w.input(
+             ".safetensors",
+             safetensors_bytes(R"({"huge":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})")));
        }},
       {"st-byte-size-overflow", 1, "do not fit in 64 bits",
        [=](Workspace& w) {
-         return translate(w.input(".safetensors", safetensors_bytes(
-             R"({"huge":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})")));
+         return translate(w.input(
+             ".safetensors",
+             safetensors_bytes(R"({"huge":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})")));
        }},
       {"st-offsets-not-pair", 1, "tensor 'x' has data_offsets [0], not [begin, end]",
        [=](Workspace& w) {
@@ -211,16 +217,18 @@ std::vector<BadInput> catalogue() {
        }},
       {"st-tensors-overlap", 1, "tensors 'a' [0, 8) and 'b' [4, 12) overlap",
        [=](Workspace& w) {
-         return translate(w.input(".safetensors", safetensors_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                                                    R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-                                                                    std::string(12, '\0'))));
+         return translate(
+             w.input(".safetensors", safetensors_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                                       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                                       std::string(12, '\0'))));
        }},
       {"st-many-entries-one-range", 1, "overlap",
        [=](Workspace& w) {
          // 2,000 entries over the same 64 KiB: checked before allocating, not 128 MiB read and then refused.
          std::string header = "{";
          for (int i = 0; i < 2000; ++i) {
-           header += fmt::format(R"({}"t{}":{{"dtype":"F32","shape":[16384],"data_offsets":[0,65536]}})", i ? "," : "", i);
+           header += fmt::format(R"({}"t{}":{{"dtype":"F32","shape":[16384],"data_offsets":[0,65536]}})", i ? "," : "",
+                                 i);
          }
          return translate(w.input(".safetensors", safetensors_bytes(header + "}", std::string(65536, '\0'))));
        }},
@@ -257,7 +265,8 @@ std::vector<BadInput> catalogue() {
            std::erase_if(f.tensors, [](const auto& named) { return named.first == "encoder.layers.0.norm1.bias"; });
          }));
        }},
-      {"st-wrong-shape", 1, "tensor 'encoder.layers.0.norm1.bias' is f32[3] on cpu but the model's parameter is f32[32]",
+      {"st-wrong-shape", 1,
+       "tensor 'encoder.layers.0.norm1.bias' is f32[3] on cpu but the model's parameter is f32[32]",
        [=](Workspace& w) {
          return translate(edited_checkpoint(w, [](auto& f) {
            for (auto& [name, t] : f.tensors) {
@@ -267,7 +276,8 @@ std::vector<BadInput> catalogue() {
        }},
       {"st-unknown-tensor", 1, "tensor 'stray' is not a parameter of this model",
        [=](Workspace& w) {
-         return translate(edited_checkpoint(w, [](auto& f) { f.tensors.emplace_back("stray", agf::Tensor::zeros({1})); }));
+         return translate(
+             edited_checkpoint(w, [](auto& f) { f.tensors.emplace_back("stray", agf::Tensor::zeros({1})); }));
        }},
       {"st-nan-weight", 1, "tensor 'encoder.layers.0.norm1.bias' holds nan at element 1: the weights are not finite",
        [=](Workspace& w) {
@@ -280,7 +290,8 @@ std::vector<BadInput> catalogue() {
            }
          }));
        }},
-      {"st-embedded-bpe-corrupt", 1, "st-embedded-bpe-corrupt.safetensors (agf.bpe)' is not a BPE model: not valid JSON",
+      {"st-embedded-bpe-corrupt", 1,
+       "st-embedded-bpe-corrupt.safetensors (agf.bpe)' is not a BPE model: not valid JSON",
        [=](Workspace& w) {
          return translate(edited_checkpoint(w, [](auto& f) { f.metadata["agf.bpe"] = "{\"format\": "; }));
        }},
@@ -312,7 +323,10 @@ std::vector<BadInput> catalogue() {
        [=](Workspace& w) { return encode(w.input(".json", edited_bpe(w, [](auto& j) { j["alphabet"][1] = "ab"; }))); }},
       {"bpe-alphabet-duplicate", 1, "bpe-alphabet-duplicate.json': BPE model: token text '▁' appears twice",
        [=](Workspace& w) {
-         return encode(w.input(".json", edited_bpe(w, [](auto& j) { j["alphabet"].push_back(j["alphabet"][0]); j.erase("hash"); })));
+         return encode(w.input(".json", edited_bpe(w, [](auto& j) {
+                                 j["alphabet"].push_back(j["alphabet"][0]);
+                                 j.erase("hash");
+                               })));
        }},
       {"bpe-merge-not-pair", 1, "merge 0 is not a pair of token texts",
        [=](Workspace& w) { return encode(w.input(".json", edited_bpe(w, [](auto& j) { j["merges"][0] = {"a"}; }))); }},
@@ -338,7 +352,8 @@ std::vector<BadInput> catalogue() {
        [=](Workspace& w) { return "bpe decode --model " + w.bpe + " < " + w.input(".txt", "nosuchtoken\n"); }},
       {"bpe-learn-input-not-utf8", 1, "bpe-learn-input-not-utf8.txt:2: invalid UTF-8 at byte 1",
        [=](Workspace& w) {
-         return "bpe learn --vocab-size 300 --input " + w.input(".txt", "fine\n\xFF\n") + " --output " + w.scratch.file("b.json");
+         return "bpe learn --vocab-size 300 --input " + w.input(".txt", "fine\n\xFF\n") + " --output " +
+                w.scratch.file("b.json");
        }},
 
       // ---- parallel corpora (agf corpus prepare) ----
@@ -348,7 +363,8 @@ std::vector<BadInput> catalogue() {
        }},
       {"plain-source-not-utf8", 1, "plain-source-not-utf8.en:2: invalid UTF-8 at byte 3 of the line (byte 0xE2)",
        [=](Workspace& w) {
-         return prepare(w, w.input(".en", "one\ntw\xE2\x82\n"), w.scratch.write(w.current_case + ".de", "eins\nzwei\n"));
+         return prepare(w, w.input(".en", "one\ntw\xE2\x82\n"),
+                        w.scratch.write(w.current_case + ".de", "eins\nzwei\n"));
        }},
       {"plain-target-not-utf8", 1, "plain-target-not-utf8.de:1: invalid UTF-8 at byte 1 of the line (byte 0xED)",
        [=](Workspace& w) {  // a UTF-16 surrogate, encoded as UTF-8: not valid UTF-8
@@ -356,7 +372,8 @@ std::vector<BadInput> catalogue() {
        }},
       {"tsv-no-tab", 1, "tsv-no-tab.tsv:2: a TSV line needs two columns (source<TAB>target) but has no tab",
        [=](Workspace& w) { return prepare(w, w.input(".tsv", "one\teins\ntwo zwei\n"), ""); }},
-      {"tsv-three-columns", 1, "tsv-three-columns.tsv:1: a TSV line needs exactly two columns but has more than one tab",
+      {"tsv-three-columns", 1,
+       "tsv-three-columns.tsv:1: a TSV line needs exactly two columns but has more than one tab",
        [=](Workspace& w) { return prepare(w, w.input(".tsv", "one\teins\tuno\n"), ""); }},
       {"tsv-not-utf8", 1, "tsv-not-utf8.tsv:1: invalid UTF-8 at byte 5 of the line (byte 0xC0)",
        [=](Workspace& w) { return prepare(w, w.input(".tsv", "one\t\xC0\xAF\n"), ""); }},
@@ -364,9 +381,11 @@ std::vector<BadInput> catalogue() {
        [=](Workspace& w) { return prepare(w, w.input(".tsv", "one\teins\n"), w.fixture + "/train.de"); }},
       {"sgm-no-segments", 1, "sgm-no-segments.sgm' holds no <seg> elements: is it a WMT .sgm file?",
        [=](Workspace& w) {
-         return prepare(w, w.input(".sgm", "<doc>\nplain text\n</doc>\n"), w.input(".de.sgm", "<seg id=\"1\">x</seg>\n"));
+         return prepare(w, w.input(".sgm", "<doc>\nplain text\n</doc>\n"),
+                        w.input(".de.sgm", "<seg id=\"1\">x</seg>\n"));
        }},
-      {"sgm-segment-unclosed", 1, "sgm-segment-unclosed.sgm:3: malformed segment: expected <seg ...>text</seg> on one line",
+      {"sgm-segment-unclosed", 1,
+       "sgm-segment-unclosed.sgm:3: malformed segment: expected <seg ...>text</seg> on one line",
        [=](Workspace& w) {
          return prepare(w, w.input(".sgm", "<doc>\n<seg id=\"1\">a</seg>\n<seg id=\"2\">b\n</doc>\n"),
                         w.input(".de.sgm", "<seg id=\"1\">x</seg>\n<seg id=\"2\">y</seg>\n"));
@@ -461,14 +480,18 @@ std::vector<BadInput> catalogue() {
        [=](Workspace& w) {
          return "bpe learn --input " + w.fixture + "/train.en --vocab-size 1e3 --output " + w.scratch.file("b.json");
        }},
-      {"flag-integer-beyond-64-bits", 2, "--max-steps: expected a whole number within 64 bits, got '99999999999999999999'",
+      {"flag-integer-beyond-64-bits", 2,
+       "--max-steps: expected a whole number within 64 bits, got '99999999999999999999'",
        [=](Workspace& w) { return train(w, "--max-steps 99999999999999999999"); }},
       {"flag-integer-list-entry", 2, "--sizes: expected a whole number, got '64x'",
        [=](Workspace&) { return "bench matmul --sizes 32 64x"; }},
-      {"flag-lr-nan", 2, "--lr: expected a positive number, got 'nan'", [=](Workspace& w) { return train(w, "--lr nan"); }},
-      {"flag-lr-inf", 2, "--lr: expected a positive number, got 'inf'", [=](Workspace& w) { return train(w, "--lr inf"); }},
+      {"flag-lr-nan", 2, "--lr: expected a positive number, got 'nan'",
+       [=](Workspace& w) { return train(w, "--lr nan"); }},
+      {"flag-lr-inf", 2, "--lr: expected a positive number, got 'inf'",
+       [=](Workspace& w) { return train(w, "--lr inf"); }},
       {"flag-k-nan", 2, "--k: expected a finite number, got 'nan'", [=](Workspace& w) { return train(w, "--k nan"); }},
-      {"flag-k-minus-inf", 2, "--k: expected a finite number, got '-inf'", [=](Workspace& w) { return train(w, "--k -inf"); }},
+      {"flag-k-minus-inf", 2, "--k: expected a finite number, got '-inf'",
+       [=](Workspace& w) { return train(w, "--k -inf"); }},
       {"flag-clip-norm-nan", 2, "--clip-norm: expected a number >= 0, got 'nan'",
        [=](Workspace& w) { return train(w, "--clip-norm nan"); }},
       {"flag-max-minutes-negative", 2, "--max-minutes: expected a number >= 0, got '-1'",
@@ -483,7 +506,8 @@ std::vector<BadInput> catalogue() {
        }},
       {"flag-coverage-nan", 2, "--character-coverage: expected a number from 0 to 1, got 'nan'",
        [=](Workspace& w) {
-         return "bpe learn --input " + w.fixture + "/train.en --character-coverage nan --output " + w.scratch.file("b.json");
+         return "bpe learn --input " + w.fixture + "/train.en --character-coverage nan --output " +
+                w.scratch.file("b.json");
        }},
       {"flag-beam-too-large", 2, "--beam: expected a number from 1 to 256, got '100000'",
        [=](Workspace& w) { return "translate --checkpoint " + w.checkpoint + " --beam 100000"; }},
@@ -493,14 +517,14 @@ std::vector<BadInput> catalogue() {
        [=](Workspace& w) { return "translate --checkpoint " + w.checkpoint + " --length-penalty nan"; }},
       {"flag-max-distance-too-large", 2, "--max-distance: expected a number from 1 to 100000, got '2000000000'",
        [=](Workspace& w) {
-         return "inspect --checkpoint " + w.checkpoint + " --out " + w.scratch.file("a.svg") + " --max-distance 2000000000";
+         return "inspect --checkpoint " + w.checkpoint + " --out " + w.scratch.file("a.svg") +
+                " --max-distance 2000000000";
        }},
       {"flag-file-missing", 2, "--checkpoint: File does not exist: ",
        [=](Workspace& w) { return "translate --checkpoint " + w.scratch.file("nowhere.safetensors"); }},
       {"flag-unknown", 2, "The following argument was not expected: --no-such-flag",
        [=](Workspace& w) { return train(w, "--no-such-flag"); }},
-      {"flag-value-missing", 2, "--lr: 1 required",
-       [=](Workspace& w) { return train(w, "--lr"); }},
+      {"flag-value-missing", 2, "--lr: 1 required", [=](Workspace& w) { return train(w, "--lr"); }},
       {"flag-unknown-scheme", 1, "unknown positional scheme 'gravity'",
        [=](Workspace& w) {
          return "init --pos gravity --vocab " + w.bpe + " --out " + w.scratch.file("x.safetensors");
@@ -564,7 +588,8 @@ TEST_CASE("every malformed input of the catalogue ends in its exit status and me
   CHECK(cases.size() >= 40);
 }
 
-TEST_CASE("docs/errors.md lists every case of the catalogue with its exit status and message", "[cli][errors][catalogue]") {
+TEST_CASE("docs/errors.md lists every case of the catalogue with its exit status and message",
+          "[cli][errors][catalogue]") {
   std::ifstream doc(std::string(AGF_SOURCE_DIR) + "/docs/errors.md");
   REQUIRE(doc.good());
   std::map<std::string, std::vector<std::string>> rows;  // case name -> its cells

@@ -29,7 +29,8 @@ TEST_CASE("agf bench train refuses fp16 on the CPU, bf16 on a CPU without bf16 a
   const CommandResult half = run_agf("bench train --preset tiny --precision fp16 --steps 1");
   CHECK(half.status == 1);
   CHECK_THAT(half.output, Catch::Contains("--precision fp16 needs --device cuda"));
-  const CommandResult bf16 = run_agf("bench train --preset tiny --batch 4 --length 6 --vocab 50 --precision bf16 --steps 1");
+  const CommandResult bf16 = run_agf(
+      "bench train --preset tiny --batch 4 --length 6 --vocab 50 --precision bf16 --steps 1");
   INFO(bf16.output);
   if (agf::ops::cpu::bf16_avx512_supported()) {
     CHECK(bf16.status == 0);  // it runs, naming the kernel
@@ -37,7 +38,8 @@ TEST_CASE("agf bench train refuses fp16 on the CPU, bf16 on a CPU without bf16 a
   } else {
     CHECK(bf16.status == 1);  // one line: what is missing, what to use instead
     CHECK_THAT(bf16.output, Catch::Contains("bench train: --precision bf16 on the CPU: this processor has no "
-                                            "AVX512-BF16") && Catch::Contains("use --precision fp32 here"));
+                                            "AVX512-BF16") &&
+                                Catch::Contains("use --precision fp32 here"));
   }
   if (agf::cuda_device_count() > 0) AGF_SKIP("a GPU is present; the missing-GPU error cannot be seen here");
   const CommandResult gpu = run_agf("bench train --preset tiny --device cuda --steps 1");

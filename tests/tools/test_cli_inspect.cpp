@@ -7,7 +7,8 @@
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
 
-TEST_CASE("agf inspect draws one panel per module and direction, and refuses schemes without a coefficient", "[cli][inspect]") {
+TEST_CASE("agf inspect draws one panel per module and direction, and refuses schemes without a coefficient",
+          "[cli][inspect]") {
   agf::test::ScratchDir scratch;
   const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
   const std::string bpe = scratch.file("bpe.json");
@@ -22,7 +23,8 @@ TEST_CASE("agf inspect draws one panel per module and direction, and refuses sch
   const std::string content((std::istreambuf_iterator<char>(in)), {});
   CHECK(content.rfind("<svg", 0) == 0);
   std::size_t polylines = 0;
-  for (std::size_t at = content.find("<polyline"); at != std::string::npos; at = content.find("<polyline", at + 1)) ++polylines;
+  for (std::size_t at = content.find("<polyline"); at != std::string::npos; at = content.find("<polyline", at + 1))
+    ++polylines;
   CHECK(polylines == 3 * 3);
   CHECK_THAT(content, Catch::Contains("key after query"));
   // At initialisation (G = 1, rho = 1/24, lc2 = lc3 = 1) every head lies exactly on the initial curve
@@ -38,7 +40,8 @@ TEST_CASE("agf inspect draws one panel per module and direction, and refuses sch
     CHECK(points[3 * panel + 1] == points[3 * panel + 2]);
   }
   // An --out that cannot be written is an error, not "written".
-  const auto unwritable = run_agf("inspect --checkpoint " + checkpoint + " --out " + scratch.file("no-such-folder/field.svg"));
+  const auto unwritable = run_agf("inspect --checkpoint " + checkpoint + " --out " +
+                                  scratch.file("no-such-folder/field.svg"));
   CHECK(unwritable.status == 1);
   CHECK_THAT(unwritable.output, Catch::Contains("cannot create '" + scratch.file("no-such-folder/field.svg") + "'"));
   CHECK_THAT(unwritable.output, !Catch::Contains("written"));

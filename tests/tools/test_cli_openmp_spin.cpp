@@ -14,8 +14,8 @@ namespace {
 
 // The GOMP_SPINCOUNT values libgomp printed, in order.
 std::vector<std::string> spin_counts(const std::string& environment) {
-  const CommandResult run = run_command("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose " + environment +
-                                        " " + AGF_BINARY + " --version");
+  const CommandResult run = run_command("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose " +
+                                        environment + " " + AGF_BINARY + " --version");
   INFO(run.output);
   REQUIRE(run.status == 0);
   REQUIRE_THAT(run.output, Catch::Contains("agf 0.1.0"));

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tests/data/scratch_dir.h"
-#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
+#include "tests/train/tiny_fixture.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 

@@ -5,15 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "data/bpe_model.h"
 #include "data/token_dataset.h"
 #include "tests/data/scratch_dir.h"
-#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
+#include "tests/train/tiny_fixture.h"
 #include "train/checkpoint.h"
 #include "train/safetensors.h"
 
@@ -23,8 +23,9 @@ namespace {
 std::string training_checkpoint(const agf::test::ScratchDir& scratch) {
   const std::string& fixture = agf::test::tiny_fixture;
   const std::string bpe = scratch.file("bpe.json"), checkpoint = scratch.file("init.safetensors");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
-              .status == 0);
+  REQUIRE(
+      run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
+          .status == 0);
   REQUIRE(run_agf("init --preset tiny --pos agf-m --vocab " + bpe + " --out " + checkpoint).status == 0);
   auto file = agf::train::load_safetensors(checkpoint);
   file.metadata.merge(agf::train::TrainingState{}.to_metadata());
@@ -36,7 +37,8 @@ std::string training_checkpoint(const agf::test::ScratchDir& scratch) {
 std::string with_metadata(const agf::test::ScratchDir& scratch, const std::string& checkpoint, const std::string& name,
                           const std::string& key, std::optional<std::string> value) {
   auto file = agf::train::load_safetensors(checkpoint);
-  if (value) file.metadata[key] = *value; else file.metadata.erase(key);
+  if (value) file.metadata[key] = *value;
+  else file.metadata.erase(key);
   const std::string path = scratch.file(name);
   agf::train::save_safetensors(path, file.tensors, file.metadata);
   return path;
@@ -44,7 +46,8 @@ std::string with_metadata(const agf::test::ScratchDir& scratch, const std::strin
 
 }  // namespace
 
-TEST_CASE("missing or malformed checkpoint metadata is an error naming the file and the key", "[train][checkpoint][errors]") {
+TEST_CASE("missing or malformed checkpoint metadata is an error naming the file and the key",
+          "[train][checkpoint][errors]") {
   agf::test::ScratchDir scratch;
   const std::string checkpoint = training_checkpoint(scratch);
   REQUIRE(agf::train::load_checkpoint(checkpoint).state.has_value());
@@ -73,7 +76,8 @@ TEST_CASE("missing or malformed checkpoint metadata is an error naming the file 
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     INFO(c.key << " = " << c.value.value_or("(removed)"));
-    const std::string edited = with_metadata(scratch, checkpoint, "edited" + std::to_string(i) + ".safetensors", c.key, c.value);
+    const std::string edited = with_metadata(scratch, checkpoint, "edited" + std::to_string(i) + ".safetensors", c.key,
+                                             c.value);
     CHECK_THROWS_WITH(agf::train::load_checkpoint(edited), Catch::Contains(edited) && Catch::Contains(c.expected));
   }
   // Through the program: exit 1, not an unexpected error.
@@ -89,7 +93,9 @@ TEST_CASE("a checkpoint with non-finite weights is refused, naming the tensor", 
   for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     auto file = agf::train::load_safetensors(checkpoint);
     auto& [name, tensor] = *std::max_element(file.tensors.begin(), file.tensors.end(),
-                                             [](const auto& a, const auto& b) { return a.second.numel() < b.second.numel(); });
+                                             [](const auto& a, const auto& b) {
+                                               return a.second.numel() < b.second.numel();
+                                             });
     std::vector<double> values = tensor.to_double_vector();
     values[3] = bad;
     tensor = agf::Tensor::from_vector(values, tensor.shape()).to(tensor.dtype());
@@ -99,7 +105,7 @@ TEST_CASE("a checkpoint with non-finite weights is refused, naming the tensor", 
     INFO(evaluated.output);
     CHECK(evaluated.status == 1);
     CHECK_THAT(evaluated.output, Catch::Contains("diverged.safetensors") && Catch::Contains("tensor '" + name + "'") &&
-                                 Catch::Contains("at element 3") && Catch::Contains("not finite"));
+                                     Catch::Contains("at element 3") && Catch::Contains("not finite"));
   }
 }
 
@@ -108,19 +114,22 @@ TEST_CASE("agf eval refuses an empty split instead of reporting 0% accuracy", "[
   const std::string checkpoint = training_checkpoint(scratch);
   const auto bpe = agf::data::BpeModel::load(scratch.file("bpe.json"));
   agf::data::write_token_dataset(scratch.file("empty.bin"), {}, bpe.hash(), bpe.vocab_size());
-  const auto evaluated = run_agf("eval --checkpoint " + checkpoint + " --data " + scratch.path().string() + " --split empty");
+  const auto evaluated = run_agf("eval --checkpoint " + checkpoint + " --data " + scratch.path().string() +
+                                 " --split empty");
   INFO(evaluated.output);
   CHECK(evaluated.status == 1);
   CHECK_THAT(evaluated.output, Catch::Contains("empty.bin holds no pairs"));
   CHECK_THAT(evaluated.output, !Catch::Contains("accuracy"));
 }
 
-TEST_CASE("a distributed run's checkpoint holds each process's dropout stream offset", "[train][checkpoint][distributed]") {
+TEST_CASE("a distributed run's checkpoint holds each process's dropout stream offset",
+          "[train][checkpoint][distributed]") {
   agf::test::ScratchDir scratch;
   const std::string checkpoint = training_checkpoint(scratch);
   // A single process's checkpoint, and one of a version before distributed training (no world size): a world of 1.
   CHECK(agf::train::load_checkpoint(checkpoint).state->world_size == 1);
-  const std::string older = with_metadata(scratch, checkpoint, "older.safetensors", "agf.state.world_size", std::nullopt);
+  const std::string older = with_metadata(scratch, checkpoint, "older.safetensors", "agf.state.world_size",
+                                          std::nullopt);
   CHECK(agf::train::load_checkpoint(older).state->world_size == 1);
   // Three processes: three offsets, read back as written.
   auto file = agf::train::load_safetensors(checkpoint);

@@ -54,9 +54,9 @@ TEST_CASE("bf16 on the CPU trains the tiny fixture as f32 does", "[train][mixed-
   REQUIRE(bf16_losses.size() == kSteps);
   const double first_f32 = f32_losses.at(1), first_bf16 = bf16_losses.at(1);
   const double last_f32 = f32_losses.at(kSteps), last_bf16 = bf16_losses.at(kSteps);
-  INFO("loss at step 1: f32 " << first_f32 << ", bf16 " << first_bf16 << "; at step " << kSteps << ": f32 "
-                              << last_f32 << ", bf16 " << last_bf16 << "; valid token accuracy f32 "
-                              << f32_summary.token_accuracy << "%, bf16 " << bf16_summary.token_accuracy << "%");
+  INFO("loss at step 1: f32 " << first_f32 << ", bf16 " << first_bf16 << "; at step " << kSteps << ": f32 " << last_f32
+                              << ", bf16 " << last_bf16 << "; valid token accuracy f32 " << f32_summary.token_accuracy
+                              << "%, bf16 " << bf16_summary.token_accuracy << "%");
   // Step 1 is the same model on the same batch: only the products' operands differ, each rounded by at most
   // u = 2^-8 relatively. The rounding errors are independent and of both signs, so a sum of k products moves
   // by about u·√k of its magnitude, and the loss, an average over tokens, by less: 1e-3 of it leaves a
@@ -81,7 +81,8 @@ TEST_CASE("bf16 on the CPU trains the tiny fixture as f32 does", "[train][mixed-
   }
 }
 
-TEST_CASE("a resumed bf16 CPU run computes exactly the losses of an uninterrupted one", "[train][resume][mixed-precision][bf16]") {
+TEST_CASE("a resumed bf16 CPU run computes exactly the losses of an uninterrupted one",
+          "[train][resume][mixed-precision][bf16]") {
   const agf::ops::cpu::ForcePortableBf16Kernel portable;
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);

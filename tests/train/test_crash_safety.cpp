@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "tests/data/scratch_dir.h"
-#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
+#include "tests/train/tiny_fixture.h"
 #include "train/atomic_file.h"
 #include "train/checkpoint.h"
 #include "train/metrics_log.h"
@@ -37,7 +37,8 @@ std::string read_text(const std::string& path) {
 
 std::vector<std::string> checkpoint_names(const std::string& run) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(run + "/checkpoints")) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(run + "/checkpoints"))
+    names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -85,18 +86,21 @@ TEST_CASE("agf train --save-every writes step checkpoints without validating", "
                              " --max-steps 5 --valid-every 100 --save-every-minutes 1e-9 --keep-last 2");
   INFO(timed.output);
   REQUIRE(timed.status == 0);
-  CHECK(checkpoint_names(minutes) == std::vector<std::string>{"best.safetensors", "step_00000004.safetensors",
-                                                              "step_00000005.safetensors"});
+  CHECK(checkpoint_names(minutes) ==
+        std::vector<std::string>{"best.safetensors", "step_00000004.safetensors", "step_00000005.safetensors"});
   // And a run resumed from a --save-every checkpoint continues exactly.
   const std::string whole = scratch.file("whole");
-  REQUIRE(run_agf("train --data " + data + " --out " + whole + tiny_flags + " --max-steps 9 --valid-every 100").status == 0);
+  REQUIRE(
+      run_agf("train --data " + data + " --out " + whole + tiny_flags + " --max-steps 9 --valid-every 100").status ==
+      0);
   REQUIRE(run_agf("train --data " + data + " --out " + steps + tiny_flags + " --max-steps 9 --valid-every 100 --resume")
               .status == 0);
   CHECK(train_losses(steps) == train_losses(whole));
 
   const auto negative = run_agf("train --data " + data + " --out " + scratch.file("bad") + " --save-every -1");
   CHECK(negative.status == 2);
-  const auto not_a_number = run_agf("train --data " + data + " --out " + scratch.file("bad") + " --save-every-minutes nan");
+  const auto not_a_number = run_agf("train --data " + data + " --out " + scratch.file("bad") +
+                                    " --save-every-minutes nan");
   CHECK(not_a_number.status == 2);
   CHECK_THAT(not_a_number.output, Catch::Contains("--save-every-minutes") && Catch::Contains("expected a number >= 0"));
 }
@@ -128,7 +132,8 @@ TEST_CASE("metrics.jsonl lines never cross a page boundary, and resuming keeps t
   const long page = ::sysconf(_SC_PAGESIZE);
   auto record = [](int64_t step) {
     // Lengths that vary, as the digits of real losses do.
-    return nlohmann::json{{"step", step}, {"split", "train"}, {"note", std::string(static_cast<std::size_t>(step * 37 % 300), 'x')}};
+    return nlohmann::json{
+        {"step", step}, {"split", "train"}, {"note", std::string(static_cast<std::size_t>(step * 37 % 300), 'x')}};
   };
   {
     agf::train::MetricsLog log(path, -1);
@@ -162,7 +167,8 @@ TEST_CASE("metrics.jsonl lines never cross a page boundary, and resuming keeps t
   }
   std::vector<int64_t> steps;
   std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line).at("step").get<int64_t>());
+  for (std::string line; std::getline(in, line);)
+    steps.push_back(nlohmann::json::parse(line).at("step").get<int64_t>());
   REQUIRE(steps.size() == 151);
   CHECK(steps.front() == 1);
   CHECK(steps[149] == 150);
@@ -184,14 +190,15 @@ TEST_CASE("a full disk stops training with an error naming the file and the prev
   REQUIRE(checkpoint_bytes > 64 * 1024);
 
   // Files may grow to 64 KiB: metrics.jsonl does, the checkpoint of step 6 does not.
-  const auto full = run_agf_with_file_limit("train --data " + data + " --out " + run + flags + " --max-steps 8 --resume",
+  const auto full = run_agf_with_file_limit("train --data " + data + " --out " + run + flags +
+                                                " --max-steps 8 --resume",
                                             64 * 1024, scratch.file("full.log"));
   INFO(full.output);
   CHECK(full.status == 1);
   CHECK_THAT(full.output, Catch::Contains("the checkpoint of step 6 was not written") &&
-                          Catch::Contains(run + "/checkpoints/step_00000006.safetensors.tmp: write failed") &&
-                          Catch::Contains("File too large") &&
-                          Catch::Contains("the newest complete checkpoint is " + previous));
+                              Catch::Contains(run + "/checkpoints/step_00000006.safetensors.tmp: write failed") &&
+                              Catch::Contains("File too large") &&
+                              Catch::Contains("the newest complete checkpoint is " + previous));
   CHECK(checkpoint_names(run) ==
         std::vector<std::string>{"best.safetensors", "step_00000002.safetensors", "step_00000004.safetensors"});
   CHECK(read_text(previous) == previous_bytes);
@@ -206,11 +213,12 @@ TEST_CASE("a full disk stops training with an error naming the file and the prev
   // metrics.jsonl itself past the limit: the line that does not fit is undone, the file keeps whole lines.
   const std::string small = scratch.file("small");
   const auto stopped = run_agf_with_file_limit("train --data " + data + " --out " + small + tiny_flags +
-                                               " --valid-every 100 --save-every-minutes 0 --max-steps 30",
+                                                   " --valid-every 100 --save-every-minutes 0 --max-steps 30",
                                                1500, scratch.file("small.log"));
   INFO(stopped.output);
   CHECK(stopped.status == 1);
-  CHECK_THAT(stopped.output, Catch::Contains(small + "/metrics.jsonl: write failed") && Catch::Contains("File too large"));
+  CHECK_THAT(stopped.output,
+             Catch::Contains(small + "/metrics.jsonl: write failed") && Catch::Contains("File too large"));
   const std::string metrics = read_text(small + "/metrics.jsonl");
   REQUIRE_FALSE(metrics.empty());
   CHECK(metrics.back() == '\n');
@@ -218,7 +226,8 @@ TEST_CASE("a full disk stops training with an error naming the file and the prev
   CHECK_NOTHROW(agf::test::metrics_records(small, "train"));
 }
 
-TEST_CASE("a damaged newest checkpoint is refused, naming the one before to resume from", "[train][cli][checkpoint][errors]") {
+TEST_CASE("a damaged newest checkpoint is refused, naming the one before to resume from",
+          "[train][cli][checkpoint][errors]") {
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const std::string flags = tiny_flags + " --valid-every 100 --save-every 2 --max-steps 4";
@@ -230,8 +239,9 @@ TEST_CASE("a damaged newest checkpoint is refused, naming the one before to resu
   const auto refused = run_agf("train --data " + data + " --out " + run + flags + " --resume");
   INFO(refused.output);
   CHECK(refused.status == 1);
-  CHECK_THAT(refused.output, Catch::Contains(newest + ": truncated") &&
-                             Catch::Contains("move it away to resume from " + checkpoints + "/step_00000002.safetensors"));
+  CHECK_THAT(refused.output,
+             Catch::Contains(newest + ": truncated") &&
+                 Catch::Contains("move it away to resume from " + checkpoints + "/step_00000002.safetensors"));
   fs::rename(newest, scratch.file("damaged.safetensors"));
   const auto resumed = run_agf("train --data " + data + " --out " + run + flags + " --resume");
   INFO(resumed.output);

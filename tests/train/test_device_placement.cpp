@@ -17,8 +17,8 @@
 #include "nn/transformer.h"
 #include "ops/elementwise.h"
 #include "tests/data/scratch_dir.h"
-#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
+#include "tests/train/tiny_fixture.h"
 #include "train/adam.h"
 #include "train/batch.h"
 #include "train/checkpoint.h"
@@ -48,17 +48,19 @@ TEST_CASE("cpu:1 is host memory that ops refuse to mix with cpu:0", "[device]") 
   CHECK(b.to_double_vector() == std::vector<double>{1, 2, 3});
   CHECK(agf::ops::add(b, b).device() == elsewhere);
   CHECK(b.to(Device::cpu()).device() == Device::cpu());
-  CHECK_THROWS_WITH(agf::ops::add(a, b), Catch::Contains("add: tensors on different devices (f32[3] on cpu and f32[3] on cpu:1)"));
+  CHECK_THROWS_WITH(agf::ops::add(a, b),
+                    Catch::Contains("add: tensors on different devices (f32[3] on cpu and f32[3] on cpu:1)"));
 }
 
 TEST_CASE("a backward that returns a gradient on another device is refused, naming the op", "[device][autograd]") {
   const Variable x(Tensor::ones({2}, DType::f64, elsewhere), true);
-  const Variable y = agf::make_result(x.data(), "misplaced", {x}, [](const Tensor& g) {
-    return std::vector<Tensor>{g.to(Device::cpu())};
-  });
-  CHECK_THROWS_WITH(y.backward(Tensor::ones({2}, DType::f64, elsewhere)),
-                    Catch::Contains("op 'misplaced': gradient of input 0 is f64[2] on cpu but the input is f64[2] on cpu:1"));
-  CHECK_THROWS_WITH(agf::sum(x * 2.0).backward(Tensor::ones({}, DType::f64)), Catch::Contains("does not match the output"));
+  const Variable y = agf::make_result(x.data(), "misplaced", {x},
+                                      [](const Tensor& g) { return std::vector<Tensor>{g.to(Device::cpu())}; });
+  CHECK_THROWS_WITH(
+      y.backward(Tensor::ones({2}, DType::f64, elsewhere)),
+      Catch::Contains("op 'misplaced': gradient of input 0 is f64[2] on cpu but the input is f64[2] on cpu:1"));
+  CHECK_THROWS_WITH(agf::sum(x * 2.0).backward(Tensor::ones({}, DType::f64)),
+                    Catch::Contains("does not match the output"));
 }
 
 TEST_CASE("every scheme's forward, backward and decoding stay on the parameters' device and dtype", "[device][train]") {
@@ -96,7 +98,8 @@ TEST_CASE("every scheme's forward, backward and decoding stay on the parameters'
   }
 }
 
-TEST_CASE("the mixed-precision step keeps masters, moments and copies on the parameters' device", "[device][mixed-precision]") {
+TEST_CASE("the mixed-precision step keeps masters, moments and copies on the parameters' device",
+          "[device][mixed-precision]") {
   std::vector<std::pair<std::string, Variable>> parameters{
       {"a", Variable(Tensor::from_vector(std::vector<double>{0.5, -1.25, 2.0}, {3}).to(elsewhere), true)},
       {"b", Variable(Tensor::from_vector(std::vector<double>{1.0, -0.5, 0.25, 3.0}, {2, 2}).to(elsewhere), true)}};
@@ -153,8 +156,8 @@ TEST_CASE("agf train, resume, evaluation and BLEU keep every tensor on --device"
   loaded.model->to(elsewhere);
   const auto dataset = agf::data::TokenDataset::open(data + "/valid.bin", loaded.bpe.hash());
   const agf::data::BpeCodec codec(loaded.bpe);
-  const agf::train::EvaluationResult result =
-      agf::train::evaluate(*loaded.model, dataset, codec, {.bleu_sentences = 2, .decode = {.beam = 2}});
+  const agf::train::EvaluationResult result = agf::train::evaluate(*loaded.model, dataset, codec,
+                                                                   {.bleu_sentences = 2, .decode = {.beam = 2}});
   CHECK(result.target_tokens > 0);
   CHECK(result.bleu_sentences == 2);
 }

@@ -32,15 +32,17 @@ const std::string& fixture = agf::test::tiny_fixture;
 
 // Why the tests that start mpirun cannot run here; "" when they can.
 std::string mpirun_missing() {
-  if (!agf::train::mpi_built_in()) return "agf was built without MPI (tools/setup.sh installs libopenmpi-dev; cmake -DAGF_MPI=ON)";
-  if (run_command("command -v mpirun").status != 0) return "mpirun is not installed (tools/setup.sh installs openmpi-bin)";
+  if (!agf::train::mpi_built_in())
+    return "agf was built without MPI (tools/setup.sh installs libopenmpi-dev; cmake -DAGF_MPI=ON)";
+  if (run_command("command -v mpirun").status != 0)
+    return "mpirun is not installed (tools/setup.sh installs openmpi-bin)";
   return "";
 }
 
-#define REQUIRE_MPIRUN()                                          \
-  do {                                                            \
-    static const std::string missing = mpirun_missing();          \
-    if (!missing.empty()) AGF_SKIP(missing.c_str());              \
+#define REQUIRE_MPIRUN()                                 \
+  do {                                                   \
+    static const std::string missing = mpirun_missing(); \
+    if (!missing.empty()) AGF_SKIP(missing.c_str());     \
   } while (false)
 
 // In a build with AddressSanitizer: its leak check off in the processes mpirun starts, as Open MPI's own
@@ -67,11 +69,12 @@ std::string without_leak_check() {
 // needs ptrace rights that containers often withhold.
 std::string mpirun(int processes) {
   return fmt::format("mpirun --oversubscribe --bind-to none -np {} {}--mca btl_vader_single_copy_mechanism none "
-                     "-x OMP_NUM_THREADS=1 {}", processes, ::geteuid() == 0 ? "--allow-run-as-root " : "",
-                     without_leak_check());
+                     "-x OMP_NUM_THREADS=1 {}",
+                     processes, ::geteuid() == 0 ? "--allow-run-as-root " : "", without_leak_check());
 }
 
-const std::string tiny_flags = " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1";
+const std::string tiny_flags =
+    " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1";
 
 }  // namespace
 
@@ -90,9 +93,13 @@ TEST_CASE("2 and 3 processes compute the gradient of the whole batch (agf grad, 
   REQUIRE_MPIRUN();
   agf::test::ScratchDir scratch;
   const std::string bpe = scratch.file("bpe.json"), model = scratch.file("model.safetensors");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
-  REQUIRE(run_agf("init --preset tiny --pos agf-m --pcmv --vocab " + bpe + " --out " + model + " --seed 3").status == 0);
-  const std::string lines = " --checkpoint " + model + " --src " + fixture + "/train.en --tgt " + fixture + "/train.de --dtype f64";
+  REQUIRE(
+      run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
+          .status == 0);
+  REQUIRE(run_agf("init --preset tiny --pos agf-m --pcmv --vocab " + bpe + " --out " + model + " --seed 3").status ==
+          0);
+  const std::string lines = " --checkpoint " + model + " --src " + fixture + "/train.en --tgt " + fixture +
+                            "/train.de --dtype f64";
   const auto whole = run_agf("grad" + lines + " --out " + scratch.file("whole.safetensors"));
   INFO(whole.output);
   REQUIRE(whole.status == 0);
@@ -114,7 +121,8 @@ TEST_CASE("2 and 3 processes compute the gradient of the whole batch (agf grad, 
         largest_gradient = std::max(largest_gradient, std::abs(want[i]));
       }
     }
-    INFO(processes << " processes: largest difference " << largest_difference << ", largest value " << largest_gradient);
+    INFO(processes << " processes: largest difference " << largest_difference << ", largest value "
+                   << largest_gradient);
     CHECK(largest_gradient > 0.01);  // not a comparison of zeros
     CHECK(largest_difference <= 1e-12);
   }
@@ -149,7 +157,8 @@ TEST_CASE("2 processes train as one: the loss of every step equals the single pr
   CHECK(std::filesystem::exists(pair + "/checkpoints/step_00000012.safetensors"));
 }
 
-TEST_CASE("2 processes resume exactly, and another number of processes is refused", "[distributed][mpi][train][resume]") {
+TEST_CASE("2 processes resume exactly, and another number of processes is refused",
+          "[distributed][mpi][train][resume]") {
   REQUIRE_MPIRUN();
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);
@@ -163,7 +172,8 @@ TEST_CASE("2 processes resume exactly, and another number of processes is refuse
   const auto alone = run_agf("train --data " + data + " --out " + split + flags + " --max-steps 10 --resume");
   CHECK(alone.status == 1);
   CHECK_THAT(alone.output, Catch::Contains("was written by a run of 2 processes (mpirun -np 2) and this is a single "
-                                           "process") && Catch::Contains("--reshard"));
+                                           "process") &&
+                               Catch::Contains("--reshard"));
   const auto resumed = run_command(two + " --out " + split + flags + " --max-steps 10 --resume");
   INFO(resumed.output);
   REQUIRE(resumed.status == 0);
@@ -214,8 +224,8 @@ std::vector<pid_t> processes_of_rank(pid_t launcher, int rank) {
 }
 
 struct Finished {
-  int status = -1;        // mpirun's exit status
-  double seconds = 0;     // from the kill to mpirun's exit
+  int status = -1;     // mpirun's exit status
+  double seconds = 0;  // from the kill to mpirun's exit
   std::string output;
 };
 
@@ -228,7 +238,8 @@ Finished kill_rank_1(const std::string& command, const std::string& run, const s
     ::execl("/bin/sh", "sh", "-c", ("exec " + command + " > " + log + " 2>&1").c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  for (int wait = 0; wait < 1200 && train_losses(run).size() < 3; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int wait = 0; wait < 1200 && train_losses(run).size() < 3; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   REQUIRE(train_losses(run).size() >= 3);
   const std::vector<pid_t> victims = processes_of_rank(launcher, 1);
   REQUIRE(victims.size() == 1);
@@ -276,7 +287,8 @@ TEST_CASE("an error in one process stops the others, naming it", "[distributed][
   const std::string broken = scratch.file("broken");
   std::filesystem::create_directories(broken);
   std::filesystem::copy_file(data + "/bpe.json", broken + "/bpe.json");
-  const std::string train = std::string(AGF_BINARY) + " train --out " + scratch.file("run") + tiny_flags + " --max-steps 1000";
+  const std::string train = std::string(AGF_BINARY) + " train --out " + scratch.file("run") + tiny_flags +
+                            " --max-steps 1000";
   const std::string command = mpirun(1) + train + " --data " + data + " : -np 1 " + train + " --data " + broken;
   const auto started = std::chrono::steady_clock::now();
   const auto failed = run_command(command);
@@ -287,7 +299,8 @@ TEST_CASE("an error in one process stops the others, naming it", "[distributed][
   CHECK_THAT(failed.output, Catch::Contains("agf: error (rank 1 of 2): train: train.bin is missing"));
 }
 
-TEST_CASE("under mpirun on GPUs: one GPU trains as a world of 1, two sum their gradients with NCCL", "[distributed][mpi][gpu]") {
+TEST_CASE("under mpirun on GPUs: one GPU trains as a world of 1, two sum their gradients with NCCL",
+          "[distributed][mpi][gpu]") {
   REQUIRE_MPIRUN();
   if (agf::cuda_device_count() == 0) {
     static const std::string reason = agf::cuda_unavailable_reason();

@@ -56,7 +56,8 @@ TEST_CASE("a run stops after `patience` validations without a lower loss, and it
   SECTION("off (0), or more patience than validations: the run reaches --max-steps") {
     for (const int64_t patience : {0, 10}) {
       INFO("patience " << patience);
-      const auto full = agf::train::train(still_options(data, scratch.file("full-" + std::to_string(patience)), patience));
+      const auto full = agf::train::train(
+          still_options(data, scratch.file("full-" + std::to_string(patience)), patience));
       CHECK_FALSE(full.stopped_early);
       CHECK(full.steps == 10);
     }
@@ -66,7 +67,8 @@ TEST_CASE("a run stops after `patience` validations without a lower loss, and it
     auto killed = still_options(data, run, 2);
     int step_checkpoints = 0;
     killed.checkpoint_written = [&](const std::string& path) {
-      if (std::filesystem::path(path).filename() != "best.safetensors" && ++step_checkpoints == 2) throw SimulatedKill{};
+      if (std::filesystem::path(path).filename() != "best.safetensors" && ++step_checkpoints == 2)
+        throw SimulatedKill{};
     };
     CHECK_THROWS_AS(agf::train::train(killed), SimulatedKill);
     auto resumed = still_options(data, run, 2);

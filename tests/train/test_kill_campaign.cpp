@@ -30,8 +30,8 @@
 #include <thread>
 
 #include "tests/data/scratch_dir.h"
-#include "tests/train/tiny_fixture.h"
 #include "tests/tools/cli_runner.h"
+#include "tests/train/tiny_fixture.h"
 #include "train/checkpoint.h"
 #include "train/safetensors.h"
 
@@ -46,7 +46,8 @@ constexpr int kMaxSteps = 30;
 // best.safetensors) every 10 steps; a checkpoint every 2 steps, the last 2 kept.
 const std::string train_flags = " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet"
                                 " --threads 1 --dropout 0.1 --max-tokens 120 --valid-every 10 --save-every 2"
-                                " --keep-last 2 --save-every-minutes 0 --max-steps " + std::to_string(kMaxSteps);
+                                " --keep-last 2 --save-every-minutes 0 --max-steps " +
+                                std::to_string(kMaxSteps);
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -200,7 +201,8 @@ Outcome run_and_kill(const std::string& arguments, const std::string& run, const
     REQUIRE(Clock::now() - start < std::chrono::seconds(120));
     int timeout_ms = 5;
     if (aim && !aim->inside_write) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(start + aim->delay - Clock::now()).count();
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(start + aim->delay - Clock::now()).count();
       if (left <= 0) {
         ::kill(child, SIGKILL);
         sent = true;
@@ -256,15 +258,18 @@ TEST_CASE("training killed with SIGKILL at random moments resumes to the uninter
       aim.inside_write = std::bernoulli_distribution(0.5)(random);
       if (aim.inside_write) {
         aim.write_number = std::uniform_int_distribution<int>(1, 4)(random);
-        aim.delay = std::chrono::microseconds(std::bernoulli_distribution(1.0 / 3)(random)
-                                                  ? 0 : std::uniform_int_distribution<int64_t>(0, 2000)(random));
+        aim.delay = std::chrono::microseconds(
+            std::bernoulli_distribution(1.0 / 3)(random) ? 0 : std::uniform_int_distribution<int64_t>(0, 2000)(random));
       } else {
-        aim.delay = std::chrono::microseconds(std::uniform_int_distribution<int64_t>(0, reference_time.count() / 3)(random));
+        aim.delay = std::chrono::microseconds(
+            std::uniform_int_distribution<int64_t>(0, reference_time.count() / 3)(random));
       }
       const bool last = kills >= kKills;  // enough kills: this start runs to the end
-      const std::string arguments = "train --data " + data + " --out " + run + train_flags + (start > 1 ? " --resume" : "");
+      const std::string arguments = "train --data " + data + " --out " + run + train_flags +
+                                    (start > 1 ? " --resume" : "");
       const Outcome outcome = run_and_kill(arguments, run, log, last ? nullptr : &aim);
-      INFO("round " << round << ", start " << start << (last ? "" : ", kill aimed " + aim.text()) << "\n" << read_text(log));
+      INFO("round " << round << ", start " << start << (last ? "" : ", kill aimed " + aim.text()) << "\n"
+                    << read_text(log));
       if (!outcome.killed) {
         REQUIRE(outcome.exit_status == 0);
         break;

@@ -68,7 +68,8 @@ MixedPrecisionOptions dynamic_options(DType compute, double initial_scale, int64
 
 // ---- the loss scaler ----------------------------------------------------------------------------------
 
-TEST_CASE("the loss scale starts at 2^16 and doubles after exactly growth_interval finite steps", "[mixed-precision][scaler]") {
+TEST_CASE("the loss scale starts at 2^16 and doubles after exactly growth_interval finite steps",
+          "[mixed-precision][scaler]") {
   CHECK(LossScaler(LossScalerOptions{}).scale() == 65536.0);
   LossScalerOptions options;
   options.growth_interval = 3;
@@ -124,7 +125,8 @@ TEST_CASE("the loss scale stays within [min_scale, max_scale]", "[mixed-precisio
   CHECK_THROWS_WITH(LossScaler(LossScalerOptions{.initial_scale = 0.5}), Catch::Contains("min_scale"));
 }
 
-TEST_CASE("the disabled scaler keeps scale 1 but still skips and counts non-finite steps", "[mixed-precision][scaler]") {
+TEST_CASE("the disabled scaler keeps scale 1 but still skips and counts non-finite steps",
+          "[mixed-precision][scaler]") {
   LossScaler scaler = LossScaler::disabled();
   CHECK_FALSE(scaler.enabled());
   CHECK(scaler.scale() == 1.0);
@@ -171,8 +173,8 @@ TEST_CASE("the scaler state round-trips through load_state and checkpoint metada
   CHECK(read.precision == "fp16");
   // Metadata written before mixed precision: an fp32 run without a scaler state.
   auto old = metadata;
-  for (const char* key : {"agf.state.loss_scale", "agf.state.loss_scale_good_steps", "agf.state.skipped_steps",
-                          "agf.state.precision"}) {
+  for (const char* key :
+       {"agf.state.loss_scale", "agf.state.loss_scale_good_steps", "agf.state.skipped_steps", "agf.state.precision"}) {
     old.erase(key);
   }
   const auto legacy = agf::train::TrainingState::from_metadata(old);
@@ -182,7 +184,8 @@ TEST_CASE("the scaler state round-trips through load_state and checkpoint metada
 
 // ---- the master-weight step -----------------------------------------------------------------------------
 
-TEST_CASE("an inf or nan gradient skips the step: masters and compute copies unchanged, scale halved", "[mixed-precision]") {
+TEST_CASE("an inf or nan gradient skips the step: masters and compute copies unchanged, scale halved",
+          "[mixed-precision]") {
   const NamedParameters model = two_parameters();
   const auto initial = values(model);
   MixedPrecisionOptimizer optimizer(model, dynamic_options(DType::f32, 1024));
@@ -242,7 +245,8 @@ TEST_CASE("a finite step equals a plain Adam step on the unscaled gradient", "[m
   CHECK(values(model) != values(two_parameters()));  // it did move
 }
 
-TEST_CASE("fp16 compute copies: rounded masters, f16 gradients unscaled in f32, an f16 overflow skipped", "[mixed-precision]") {
+TEST_CASE("fp16 compute copies: rounded masters, f16 gradients unscaled in f32, an f16 overflow skipped",
+          "[mixed-precision]") {
   // Nothing here computes in f16: the conversions and the f32 step run on the CPU.
   const NamedParameters model = two_parameters();
   MixedPrecisionOptimizer optimizer(model, dynamic_options(DType::f16, 262144));
@@ -278,11 +282,13 @@ TEST_CASE("fp16 compute copies: rounded masters, f16 gradients unscaled in f32, 
 
 TEST_CASE("fp32 precision keeps no copies and steps exactly as clip + Adam", "[mixed-precision]") {
   const NamedParameters model = two_parameters();
-  MixedPrecisionOptimizer optimizer(model, agf::train::mixed_precision_options(agf::train::Precision::fp32, agf::Device::cpu()));
+  MixedPrecisionOptimizer optimizer(model, agf::train::mixed_precision_options(agf::train::Precision::fp32,
+                                                                               agf::Device::cpu()));
   CHECK_FALSE(optimizer.has_master_copies());
   CHECK_FALSE(optimizer.scaler().enabled());
   CHECK(optimizer.loss_scale() == 1.0);
-  for (std::size_t p = 0; p < model.size(); ++p) CHECK(optimizer.master_parameters()[p].second.state() == model[p].second.state());
+  for (std::size_t p = 0; p < model.size(); ++p)
+    CHECK(optimizer.master_parameters()[p].second.state() == model[p].second.state());
   const NamedParameters plain = two_parameters();
   agf::train::Adam adam(plain);
   std::vector<Variable> plain_variables;
@@ -316,7 +322,8 @@ TEST_CASE("fp32 precision keeps no copies and steps exactly as clip + Adam", "[m
   CHECK_THROWS_WITH(agf::train::parse_precision("fp8"), Catch::Contains("--precision") && Catch::Contains("fp8"));
 }
 
-TEST_CASE("a resumed optimizer continues exactly: masters, moments, scale and counters from the checkpoint", "[mixed-precision][resume]") {
+TEST_CASE("a resumed optimizer continues exactly: masters, moments, scale and counters from the checkpoint",
+          "[mixed-precision][resume]") {
   agf::test::ScratchDir scratch;
   const std::string path = scratch.file("step.safetensors");
   agf::nn::TransformerConfig config = agf::nn::TransformerConfig::from_preset("tiny");

@@ -57,7 +57,8 @@ TEST_CASE("inverse square-root schedule and gradient clipping", "[train][adam]")
 
 TEST_CASE("BLEU reproduces sacreBLEU's published example", "[train][bleu]") {
   // sacreBLEU's README: BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)
-  const std::vector<std::string> hypotheses{"The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."};
+  const std::vector<std::string> hypotheses{"The dog bit the man.", "It wasn't surprising.",
+                                            "The man had just bitten him."};
   const std::vector<std::vector<std::string>> references{
       {"The dog bit the man.", "It was not unexpected.", "The man bit him first."},
       {"The dog had bit the man.", "No one was surprised.", "The man had bitten the dog."}};
@@ -66,7 +67,8 @@ TEST_CASE("BLEU reproduces sacreBLEU's published example", "[train][bleu]") {
   CHECK(agf::train::corpus_bleu({"a b c"}, {{"a b d"}}).score == 0.0);
   CHECK(agf::train::corpus_bleu({"same words here now"}, {{"same words here now"}}).score == Approx(100.0));
   CHECK(agf::train::tokenize_13a("Hello, world. 3.5-4 \"x\" &amp; y") == "Hello , world . 3.5 - 4 \" x \" & y");
-  CHECK_THROWS_WITH(agf::train::corpus_bleu({"a"}, {{"a", "b"}}), Catch::Contains("1 hypotheses but a reference set has 2"));
+  CHECK_THROWS_WITH(agf::train::corpus_bleu({"a"}, {{"a", "b"}}),
+                    Catch::Contains("1 hypotheses but a reference set has 2"));
 }
 
 TEST_CASE("BLEU agrees with sacreBLEU on a corpus with punctuation, numbers and Unicode", "[train][bleu][peer]") {
@@ -74,11 +76,12 @@ TEST_CASE("BLEU agrees with sacreBLEU on a corpus with punctuation, numbers and 
     AGF_SKIP("python3 module sacrebleu is not installed (tools/setup.sh installs it)");
   }
   const std::vector<std::string> hypotheses{
-      "Die Katze sitzt auf der Matte.", "Klicken Sie auf \"OK\", um 3,5-mal fortzufahren.", "Größe: 12.5 cm (ca.) – fertig!",
-      "a.b,c 1,000.5 x-1 2-y", "Öffnen Sie das Menü Extras - Optionen.", ""};
-  const std::vector<std::string> references{
-      "Die Katze saß auf der Matte.", "Klicken Sie auf „OK“, um fortzufahren.", "Größe: 12,5 cm – fertig!",
-      "a.b, c 1,000.5 x - 1 2-y", "Wählen Sie Extras - Optionen.", "leer"};
+      "Die Katze sitzt auf der Matte.",         "Klicken Sie auf \"OK\", um 3,5-mal fortzufahren.",
+      "Größe: 12.5 cm (ca.) – fertig!",         "a.b,c 1,000.5 x-1 2-y",
+      "Öffnen Sie das Menü Extras - Optionen.", ""};
+  const std::vector<std::string> references{"Die Katze saß auf der Matte.",  "Klicken Sie auf „OK“, um fortzufahren.",
+                                            "Größe: 12,5 cm – fertig!",      "a.b, c 1,000.5 x - 1 2-y",
+                                            "Wählen Sie Extras - Optionen.", "leer"};
   const std::filesystem::path folder = std::filesystem::temp_directory_path() / fmt::format("agf-bleu-{}", ::getpid());
   std::filesystem::create_directories(folder);
   auto write_lines = [&](const std::string& name, const std::vector<std::string>& lines) {

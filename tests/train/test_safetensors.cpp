@@ -33,8 +33,9 @@ TEST_CASE("safetensors round trip keeps names, dtypes, shapes, values and metada
   const Tensor half = weight.to(DType::bf16);
   const Tensor transposed = agf::uniform({2, 5}, generator, -1, 1, DType::f64).transpose(0, 1);
   const std::string path = (folder / "model.safetensors").string();
-  agf::train::save_safetensors(path, {{"w", weight}, {"ids", ids}, {"h", half}, {"t", transposed}, {"empty", Tensor::zeros({0, 2})}},
-                               {{"preset", "cpu-small"}, {"heads", "4"}});
+  agf::train::save_safetensors(
+      path, {{"w", weight}, {"ids", ids}, {"h", half}, {"t", transposed}, {"empty", Tensor::zeros({0, 2})}},
+      {{"preset", "cpu-small"}, {"heads", "4"}});
   const auto file = agf::train::load_safetensors(path);
   CHECK(file.metadata.at("preset") == "cpu-small");
   CHECK(file.at("w").to_double_vector() == weight.to_double_vector());
@@ -64,12 +65,16 @@ TEST_CASE("corrupt and truncated safetensors files give errors naming the file",
     return path;
   };
   const std::string truncated = write_variant("truncated.safetensors", [&](std::string& c) { c.resize(bytes - 10); });
-  CHECK_THROWS_WITH(agf::train::load_safetensors(truncated), Catch::Contains("truncated.safetensors") && Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(agf::train::load_safetensors(truncated),
+                    Catch::Contains("truncated.safetensors") && Catch::Contains("truncated"));
   const std::string tiny = write_variant("tiny.safetensors", [](std::string& c) { c.resize(5); });
   CHECK_THROWS_WITH(agf::train::load_safetensors(tiny), Catch::Contains("not a safetensors file"));
   const std::string huge_header = write_variant("header.safetensors", [](std::string& c) { c[6] = 1; });
   CHECK_THROWS_WITH(agf::train::load_safetensors(huge_header), Catch::Contains("corrupt or truncated"));
-  const std::string bad_json = write_variant("json.safetensors", [](std::string& c) { c[8] = '['; c[9] = '}'; });
+  const std::string bad_json = write_variant("json.safetensors", [](std::string& c) {
+    c[8] = '[';
+    c[9] = '}';
+  });
   CHECK_THROWS_WITH(agf::train::load_safetensors(bad_json), Catch::Contains("corrupt safetensors header"));
   const std::string bad_dtype = write_variant("dtype.safetensors", [](std::string& c) {
     const auto at = c.find("F32");
@@ -80,7 +85,8 @@ TEST_CASE("corrupt and truncated safetensors files give errors naming the file",
   fs::remove_all(folder);
 }
 
-TEST_CASE("a tensor whose byte size overflows 64 bits is refused naming the file and tensor", "[train][safetensors][errors]") {
+TEST_CASE("a tensor whose byte size overflows 64 bits is refused naming the file and tensor",
+          "[train][safetensors][errors]") {
   const fs::path folder = temporary_folder();
   // A header declaring one huge tensor with an empty data range, as a hostile file would.
   auto write_header = [&](const std::string& name, const std::string& json) {
@@ -91,17 +97,17 @@ TEST_CASE("a tensor whose byte size overflows 64 bits is refused naming the file
     return path;
   };
   // 2^62 f32 elements: 2^64 bytes, which wrapped to 0 and matched the empty data_offsets.
-  const std::string wraps = write_header("wraps.safetensors",
-      R"({"huge":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})");
+  const std::string wraps = write_header(
+      "wraps.safetensors", R"({"huge":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})");
   CHECK_THROWS_WITH(agf::train::load_safetensors(wraps), Catch::Contains("wraps.safetensors") &&
-                                                           Catch::Contains("tensor 'huge'") &&
-                                                           Catch::Contains("do not fit in 64 bits"));
+                                                             Catch::Contains("tensor 'huge'") &&
+                                                             Catch::Contains("do not fit in 64 bits"));
   // An element count that overflows int64 itself.
-  const std::string overflows = write_header("overflows.safetensors",
-      R"({"huge":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})");
+  const std::string overflows = write_header(
+      "overflows.safetensors", R"({"huge":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})");
   CHECK_THROWS_WITH(agf::train::load_safetensors(overflows), Catch::Contains("overflows.safetensors") &&
-                                                               Catch::Contains("tensor 'huge'") &&
-                                                               Catch::Contains("does not fit in 64 bits"));
+                                                                 Catch::Contains("tensor 'huge'") &&
+                                                                 Catch::Contains("does not fit in 64 bits"));
   fs::remove_all(folder);
 }
 
@@ -112,8 +118,9 @@ TEST_CASE("the safetensors library reads agf's files and agf reads its files", "
   const fs::path folder = temporary_folder();
   const std::string ours = (folder / "ours.safetensors").string();
   const std::string theirs = (folder / "theirs.safetensors").string();
-  agf::train::save_safetensors(ours, {{"a", Tensor::from_vector(std::vector<double>{1.5, -2, 3, 4}, {2, 2})},
-                                      {"b", Tensor::from_vector(std::vector<int64_t>{7, 8, 9}, {3}, DType::i32)}},
+  agf::train::save_safetensors(ours,
+                               {{"a", Tensor::from_vector(std::vector<double>{1.5, -2, 3, 4}, {2, 2})},
+                                {"b", Tensor::from_vector(std::vector<int64_t>{7, 8, 9}, {3}, DType::i32)}},
                                {{"note", "hello"}});
   const std::string script = fmt::format(
       "from safetensors.numpy import load_file, save_file\n"

@@ -45,12 +45,20 @@ TEST_CASE("agf and PyTorch agree on the loss and every gradient, for every schem
   agf::test::ScratchDir scratch;
   const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
   const std::string bpe = scratch.file("bpe.json");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
+  REQUIRE(
+      run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
+          .status == 0);
   const std::string source = scratch.write("src.txt", "Select the cell range.\nDelete\nInvalid use of an object\n");
   const std::string target = scratch.write("tgt.txt", "Wählen Sie den Zellbereich.\nLöschen\nFalsche Verwendung\n");
-  const std::vector<std::string> schemes = {"--pos sinusoidal",        "--pos none --pre-norm",  "--pos rope",
-                                            "--pos alibi",             "--pos alibi-mult --pcmv", "--pos t5",
-                                            "--pos kerple-log",        "--pos kerple-power",     "--pos agf-b",
+  const std::vector<std::string> schemes = {"--pos sinusoidal",
+                                            "--pos none --pre-norm",
+                                            "--pos rope",
+                                            "--pos alibi",
+                                            "--pos alibi-mult --pcmv",
+                                            "--pos t5",
+                                            "--pos kerple-log",
+                                            "--pos kerple-power",
+                                            "--pos agf-b",
                                             "--pos agf-m --pcmv --learnable-k --max-distance 4",
                                             "--pos agf-f --pcmv --abs-pe --max-distance 4"};
   for (std::size_t s = 0; s < schemes.size(); ++s) {
@@ -59,12 +67,13 @@ TEST_CASE("agf and PyTorch agree on the loss and every gradient, for every schem
                         theirs = scratch.file("torch.safetensors"), batch = scratch.file("batch.safetensors");
       REQUIRE(run_agf("init --preset tiny " + schemes[s] + " --vocab " + bpe + " --out " + checkpoint).status == 0);
       perturb_checkpoint(checkpoint, 100 + s);
-      const auto graded = run_agf("grad --checkpoint " + checkpoint + " --src " + source + " --tgt " + target + " --out " + ours +
-                                  " --save-batch " + batch);
+      const auto graded = run_agf("grad --checkpoint " + checkpoint + " --src " + source + " --tgt " + target +
+                                  " --out " + ours + " --save-batch " + batch);
       INFO(graded.output);
       REQUIRE(graded.status == 0);
-      const std::string peer = std::string(kSystemPython) + " " + AGF_SOURCE_DIR + "/tools/bench/torch_peer.py grad --threads 1 --checkpoint " +
-                               checkpoint + " --batch " + batch + " --out " + theirs;
+      const std::string peer = std::string(kSystemPython) + " " + AGF_SOURCE_DIR +
+                               "/tools/bench/torch_peer.py grad --threads 1 --checkpoint " + checkpoint + " --batch " +
+                               batch + " --out " + theirs;
       REQUIRE(std::system(peer.c_str()) == 0);
       const auto a = agf::train::load_safetensors(ours), t = agf::train::load_safetensors(theirs);
       CHECK(a.at("loss").item() == Approx(t.at("loss").item()).epsilon(1e-12));

@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "tests/data/scratch_dir.h"
-#include "tests/train/tiny_fixture.h"
-#include "tests/tools/cli_runner.h"
 #include "core/device.h"
 #include "data/bpe_model.h"
 #include "ops/cpu/gemm_bf16.h"
+#include "tests/data/scratch_dir.h"
+#include "tests/tools/cli_runner.h"
+#include "tests/train/tiny_fixture.h"
 #include "train/checkpoint.h"
 
 using agf::test::train_losses;
@@ -24,7 +24,8 @@ namespace {
 
 const std::string& fixture = agf::test::tiny_fixture;
 
-const std::string tiny_flags = " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1";
+const std::string tiny_flags =
+    " --preset tiny --pos agf-m --pcmv --lr 3e-3 --warmup 30 --bleu-sentences 0 --quiet --threads 1";
 
 }  // namespace
 
@@ -40,15 +41,18 @@ TEST_CASE("a tiny model overfits 20 pairs to 100% token accuracy", "[train][cli]
   REQUIRE_FALSE(validations.empty());
   CHECK(validations.back().at("token_accuracy").get<double>() == 100.0);
   // The checkpoint translates the training sentences back exactly.
-  const auto translated = run_agf("translate --checkpoint " + run + "/checkpoints/best.safetensors < " + fixture + "/train.en");
+  const auto translated = run_agf("translate --checkpoint " + run + "/checkpoints/best.safetensors < " + fixture +
+                                  "/train.en");
   REQUIRE(translated.status == 0);
   std::ifstream reference_file(fixture + "/train.de");
   const std::string reference((std::istreambuf_iterator<char>(reference_file)), {});
   CHECK(translated.output == reference);
-  const auto beamed = run_agf("translate --beam 3 --checkpoint " + run + "/checkpoints/best.safetensors < " + fixture + "/train.en");
+  const auto beamed = run_agf("translate --beam 3 --checkpoint " + run + "/checkpoints/best.safetensors < " + fixture +
+                              "/train.en");
   REQUIRE(beamed.status == 0);
   CHECK(beamed.output == reference);
-  const auto evaluated = run_agf("eval --checkpoint " + run + "/checkpoints/best.safetensors --data " + data + " --split valid");
+  const auto evaluated = run_agf("eval --checkpoint " + run + "/checkpoints/best.safetensors --data " + data +
+                                 " --split valid");
   CHECK(evaluated.status == 0);
   CHECK_THAT(evaluated.output, Catch::Contains("token accuracy 100.00%") && Catch::Contains("BLEU = 100.00"));
 }
@@ -76,7 +80,8 @@ TEST_CASE("a resumed run computes exactly the losses of an uninterrupted one", "
   }
 }
 
-TEST_CASE("train --resume refuses a folder without a run and a run trained with another BPE model", "[train][cli][resume][errors]") {
+TEST_CASE("train --resume refuses a folder without a run and a run trained with another BPE model",
+          "[train][cli][resume][errors]") {
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const std::string flags = tiny_flags + " --max-steps 2 --valid-every 2";
@@ -92,20 +97,25 @@ TEST_CASE("train --resume refuses a folder without a run and a run trained with 
   CHECK_THAT(early.output, Catch::Contains("holds no checkpoint yet") && Catch::Contains("starting it from step 0"));
   // Another tokenizer of the same size: the ids would change meaning under the trained embeddings.
   const std::string other_bpe = scratch.file("other-bpe.json"), other_data = scratch.file("other-data");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 "
-                  "--character-coverage 0.95 --output " + other_bpe).status == 0);
+  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture +
+                  "/train.de --vocab-size 400 "
+                  "--character-coverage 0.95 --output " +
+                  other_bpe)
+              .status == 0);
   const auto ours = agf::data::BpeModel::load(data + "/bpe.json"), theirs = agf::data::BpeModel::load(other_bpe);
   REQUIRE(ours.vocab_size() == theirs.vocab_size());
   REQUIRE(ours.hash() != theirs.hash());
-  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture + "/train.de --valid-src " +
-                  fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + other_bpe + " --out " + other_data)
+  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture +
+                  "/train.de --valid-src " + fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " +
+                  other_bpe + " --out " + other_data)
               .status == 0);
   const auto mixed = run_agf("train --data " + other_data + " --out " + scratch.file("early") + tiny_flags +
                              " --max-steps 4 --resume");
   INFO(mixed.output);
   CHECK(mixed.status == 1);
-  CHECK_THAT(mixed.output, Catch::Contains("step_00000002.safetensors: the run was trained with another BPE model than " +
-                                           other_data + "/bpe.json"));
+  CHECK_THAT(mixed.output,
+             Catch::Contains("step_00000002.safetensors: the run was trained with another BPE model than " +
+                             other_data + "/bpe.json"));
 }
 
 TEST_CASE("filesystem errors exit 1 naming the path", "[train][cli][errors]") {
@@ -127,12 +137,14 @@ TEST_CASE("SIGTERM stops training with a checkpoint and --resume continues it ex
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    const std::string command = std::string(AGF_BINARY) + " train --data " + data + " --out " + killed + flags + " --log-every 1";
+    const std::string command = std::string(AGF_BINARY) + " train --data " + data + " --out " + killed + flags +
+                                " --log-every 1";
     ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Wait until a few steps are logged, then ask it to stop.
-  for (int wait = 0; wait < 600 && train_losses(killed).size() < 3; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int wait = 0; wait < 600 && train_losses(killed).size() < 3; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(child, SIGTERM);
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -150,9 +162,12 @@ TEST_CASE("SIGTERM stops training with a checkpoint and --resume continues it ex
 TEST_CASE("checkpoints round-trip and a corrupt one is refused with the file named", "[train][checkpoint]") {
   agf::test::ScratchDir scratch;
   const std::string bpe = scratch.file("bpe.json");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe).status == 0);
+  REQUIRE(
+      run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
+          .status == 0);
   const std::string checkpoint = scratch.file("init.safetensors");
-  const auto initialised = run_agf("init --preset tiny --pos agf-f --pcmv --vocab " + bpe + " --out " + checkpoint + " --seed 5");
+  const auto initialised = run_agf("init --preset tiny --pos agf-f --pcmv --vocab " + bpe + " --out " + checkpoint +
+                                   " --seed 5");
   REQUIRE(initialised.status == 0);
   const auto loaded = agf::train::load_model(checkpoint);
   CHECK(loaded.checkpoint.config.pos == "agf-f");
@@ -205,8 +220,9 @@ TEST_CASE("bad training flags and inputs give clear errors", "[train][cli][error
   CHECK_THAT(missing_split.output, Catch::Contains("train.bin is missing in --data"));
 }
 
-TEST_CASE("fp16 needs --device cuda, bf16 on the CPU needs bf16 arithmetic, and a missing GPU is refused with its reason",
-          "[train][cli][errors][mixed-precision]") {
+TEST_CASE(
+    "fp16 needs --device cuda, bf16 on the CPU needs bf16 arithmetic, and a missing GPU is refused with its reason",
+    "[train][cli][errors][mixed-precision]") {
   agf::test::ScratchDir scratch;
   const std::string data = scratch.path().string();  // never read: the flags are refused first
   const auto half = run_agf("train --data " + data + " --out " + scratch.file("a") + " --precision fp16");
@@ -246,10 +262,11 @@ TEST_CASE("fp16 needs --device cuda, bf16 on the CPU needs bf16 arithmetic, and 
   }
   const std::string reason = agf::cuda_unavailable_reason();
   REQUIRE_FALSE(reason.empty());
-  for (const std::string& command : {"train --data " + data + " --out " + scratch.file("e") + " --device cuda",
-                                    "train --data " + data + " --out " + scratch.file("f") + " --device cuda --precision bf16",
-                                    "eval --checkpoint " + std::string(AGF_BINARY) + " --data " + data + " --device cuda",
-                                    "translate --checkpoint " + std::string(AGF_BINARY) + " --device cuda:1 < /dev/null"}) {
+  for (const std::string& command :
+       {"train --data " + data + " --out " + scratch.file("e") + " --device cuda",
+        "train --data " + data + " --out " + scratch.file("f") + " --device cuda --precision bf16",
+        "eval --checkpoint " + std::string(AGF_BINARY) + " --data " + data + " --device cuda",
+        "translate --checkpoint " + std::string(AGF_BINARY) + " --device cuda:1 < /dev/null"}) {
     const auto refused = run_agf(command);
     INFO(command << "\n" << refused.output);
     CHECK(refused.status == 1);
@@ -257,7 +274,8 @@ TEST_CASE("fp16 needs --device cuda, bf16 on the CPU needs bf16 arithmetic, and 
   }
 }
 
-TEST_CASE("metrics.jsonl and checkpoints carry the loss scale, skipped steps and precision", "[train][cli][mixed-precision]") {
+TEST_CASE("metrics.jsonl and checkpoints carry the loss scale, skipped steps and precision",
+          "[train][cli][mixed-precision]") {
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);
   const std::string run = scratch.file("run");
@@ -287,7 +305,7 @@ TEST_CASE("metrics.jsonl and checkpoints carry the loss scale, skipped steps and
   INFO(evaluated.output);
   CHECK(evaluated.status == 0);
   CHECK_THAT(evaluated.output, Catch::Contains("token accuracy"));
-  const auto translated = run_agf("translate --device cpu --checkpoint " + run + "/checkpoints/step_00000004.safetensors < " +
-                                  fixture + "/train.en");
+  const auto translated = run_agf("translate --device cpu --checkpoint " + run +
+                                  "/checkpoints/step_00000004.safetensors < " + fixture + "/train.en");
   CHECK(translated.status == 0);
 }

@@ -21,11 +21,13 @@ inline const std::string tiny_fixture = std::string(AGF_SOURCE_DIR) + "/tests/fi
 inline std::string prepare_tiny_fixture(const ScratchDir& scratch) {
   const std::string& fixture = tiny_fixture;
   const std::string bpe = scratch.file("bpe.json");
-  REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
-              .status == 0);
+  REQUIRE(
+      run_agf("bpe learn --input " + fixture + "/train.en " + fixture + "/train.de --vocab-size 400 --output " + bpe)
+          .status == 0);
   const std::string data = scratch.file("data");
-  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture + "/train.de --valid-src " +
-                  fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + bpe + " --out " + data)
+  REQUIRE(run_agf("corpus prepare --train-src " + fixture + "/train.en --train-tgt " + fixture +
+                  "/train.de --valid-src " + fixture + "/train.en --valid-tgt " + fixture + "/train.de --bpe " + bpe +
+                  " --out " + data)
               .status == 0);
   return data;
 }
@@ -44,7 +46,8 @@ inline std::vector<nlohmann::json> metrics_records(const std::string& run, const
 // step -> loss of the training lines of RUN/metrics.jsonl
 inline std::map<int64_t, double> train_losses(const std::string& run) {
   std::map<int64_t, double> losses;
-  for (const auto& record : metrics_records(run, "train")) losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
+  for (const auto& record : metrics_records(run, "train"))
+    losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
   return losses;
 }
 

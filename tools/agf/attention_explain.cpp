@@ -24,8 +24,8 @@ namespace {
 
 using ops::PositionalScheme;
 constexpr int kTokens = 5, kDim = 2, kL = 3;
-constexpr double kDropout = 0.2;                                // p of the attention dropout
-constexpr uint64_t kDropoutSeed = 11, kDropoutOffset = 0;       // its Philox stream
+constexpr double kDropout = 0.2;                           // p of the attention dropout
+constexpr uint64_t kDropoutSeed = 11, kDropoutOffset = 0;  // its Philox stream
 
 using Matrix = std::vector<std::vector<double>>;
 Matrix matrix(int rows, int cols, double value = 0.0) { return Matrix(rows, std::vector<double>(cols, value)); }
@@ -99,15 +99,18 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   auto base = [&](int dir, int D) { return 1.0 + D * std::max(rho[dir], 0.0); };
   auto lc1 = [&](int dir, int D) { return G[dir] * std::pow(base(dir, D), -k_exponent[0]); };
   auto lc2_at = [&](int dir, int D) { return lc2.empty() ? 1.0 : lc2[dir * kL + std::min(D, kL - 1)]; };
-  auto lc3_at = [&](int dir, int D, int j) { return lc3.empty() ? 1.0 : lc3[(dir * kL + std::min(D, kL - 1)) * dk + j]; };
+  auto lc3_at = [&](int dir, int D, int j) {
+    return lc3.empty() ? 1.0 : lc3[(dir * kL + std::min(D, kL - 1)) * dk + j];
+  };
   // C[m][n][j] (the same for every j unless agf-f)
   std::vector<Matrix> C(dk, matrix(T, T));
   Matrix Dm = matrix(T, T), dm = matrix(T, T);
   for (int m = 0; m < T; ++m)
     for (int n = 0; n < T; ++n) {
       Dm[m][n] = distance(m, n), dm[m][n] = direction(m, n);
-      for (int j = 0; j < dk; ++j) C[j][m][n] = lc1(direction(m, n), distance(m, n)) * lc2_at(direction(m, n), distance(m, n)) *
-                                                lc3_at(direction(m, n), distance(m, n), j);
+      for (int j = 0; j < dk; ++j)
+        C[j][m][n] = lc1(direction(m, n), distance(m, n)) * lc2_at(direction(m, n), distance(m, n)) *
+                     lc3_at(direction(m, n), distance(m, n), j);
     }
   // The dropout mask of pair (m, n): element m·T + n of the Philox stream (B = H = 1), as the op draws it.
   const float threshold = ops::dropout_threshold(kDropout);
@@ -115,7 +118,9 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   for (int m = 0; m < T; ++m)
     for (int n = 0; n < T; ++n)
       mask[m][n] = ops::dropout_keeps(Philox4x32::bits(kDropoutSeed, kDropoutOffset, static_cast<uint64_t>(m * T + n)),
-                                      threshold) ? 1.0 : 0.0;
+                                      threshold)
+                       ? 1.0
+                       : 0.0;
   Matrix P = matrix(T, T), s = matrix(T, T), a = matrix(T, T), a_dropped = matrix(T, T), W = matrix(T, T),
          o = matrix(T, dk);
   for (int m = 0; m < T; ++m) {
@@ -151,15 +156,16 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   print("o", pcmv ? "Σ_n a'·C·v" : "Σ_n a'·v", o);
 
   // ---- backward, step by step ----
-  Matrix gW = matrix(T, T), ga = matrix(T, T), gs = matrix(T, T), gv = matrix(T, dk), gq = matrix(T, dk), gk = matrix(T, dk);
+  Matrix gW = matrix(T, T), ga = matrix(T, T), gs = matrix(T, T), gv = matrix(T, dk), gq = matrix(T, dk),
+         gk = matrix(T, dk);
   std::vector<Matrix> gC_value(dk, matrix(T, T)), gC_score(dk, matrix(T, T));
   for (int m = 0; m < T; ++m)
     for (int n = 0; n < T; ++n)
       for (int j = 0; j < dk; ++j) {
         const double c = pcmv ? C[j][m][n] : 1.0;
-        gW[m][n] += g[m][j] * v[n][j];                       // gW = g·vᵀ
-        ga[m][n] += g[m][j] * c * v[n][j];                   // ∂L/∂a' = gW ⊙ C (PCM-V), = gW (off)
-        gv[n][j] += a_dropped[m][n] * c * g[m][j];           // gv = Wᵀ·g
+        gW[m][n] += g[m][j] * v[n][j];                                      // gW = g·vᵀ
+        ga[m][n] += g[m][j] * c * v[n][j];                                  // ∂L/∂a' = gW ⊙ C (PCM-V), = gW (off)
+        gv[n][j] += a_dropped[m][n] * c * g[m][j];                          // gv = Wᵀ·g
         if (pcmv) gC_value[j][m][n] = a_dropped[m][n] * g[m][j] * v[n][j];  // gC_value = gW ⊙ a' (summed over j)
       }
   for (int m = 0; m < T; ++m) {  // through dropout and softmax: gs = a'⊙ga - a·Σ_r a'⊙ga (§4)
@@ -221,12 +227,17 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   }
   print("gq", "(1/√dk)·(gs ⊙ C)·k", gq);
   print("gk", "(1/√dk)·(gs ⊙ C)ᵀ·q", gk);
-  print("gT", fmt::format("∂L/∂table: gC summed over the pairs of each (δ, D); rows δ=0 D=0..{0}, then δ=1 "
-                          "D=0..{0}", T - 1), gT);
+  print("gT",
+        fmt::format("∂L/∂table: gC summed over the pairs of each (δ, D); rows δ=0 D=0..{0}, then δ=1 "
+                    "D=0..{0}",
+                    T - 1),
+        gT);
   print("gLC1", "∂L/∂LC1 [δ, D] = gT · lc2 (· lc3, summed over j)", gLC1);
 
   // ---- the op's backward and finite differences ----
-  auto tensor = [](const std::vector<double>& x, const Shape& shape) { return Tensor::from_vector(x, shape, DType::f64); };
+  auto tensor = [](const std::vector<double>& x, const Shape& shape) {
+    return Tensor::from_vector(x, shape, DType::f64);
+  };
   ops::AttentionOptions options;
   options.scheme = scheme;
   options.pcmv = pcmv;
@@ -235,7 +246,8 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   options.dropout = kDropout;
   options.dropout_seed = kDropoutSeed;
   options.dropout_offset = kDropoutOffset;
-  const Tensor qt = tensor(q_values, {1, 1, T, dk}), kt = tensor(k_values, {1, 1, T, dk}), vt = tensor(v_values, {1, 1, T, dk});
+  const Tensor qt = tensor(q_values, {1, 1, T, dk}), kt = tensor(k_values, {1, 1, T, dk}),
+               vt = tensor(v_values, {1, 1, T, dk});
   auto parameters = [&] {
     ops::PositionalParameters p;
     p.G = tensor(G, {2, 1});
@@ -286,11 +298,11 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
       // the element's index in the doc's terms: [δ] for G and rho, [δ,i] for lc2, [δ,i,j] for lc3
       const int index = static_cast<int>(e);
       const std::string at = name == "g_k_exponent" ? ""
-                             : name == "glc2" ? fmt::format("[{},{}]", index / kL, index % kL)
-                             : name == "glc3" ? fmt::format("[{},{},{}]", index / (kL * dk), index / dk % kL, index % dk)
-                                              : fmt::format("[{}]", index);
-      fmt::print("{:<14} {:>14.8f} {:>14.8f} {:>14.8f} {:>10.1e}\n", name + at, mine[e],
-                 op_values[e], numeric, error);
+                             : name == "glc2"       ? fmt::format("[{},{}]", index / kL, index % kL)
+                             : name == "glc3"
+                                 ? fmt::format("[{},{},{}]", index / (kL * dk), index / dk % kL, index % dk)
+                                 : fmt::format("[{}]", index);
+      fmt::print("{:<14} {:>14.8f} {:>14.8f} {:>14.8f} {:>10.1e}\n", name + at, mine[e], op_values[e], numeric, error);
     }
   };
   report("gG", G, gG, op.positional.G);
@@ -299,7 +311,8 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   if (!lc2.empty()) report("glc2", lc2, glc2, op.positional.lc2);
   if (!lc3.empty()) report("glc3", lc3, glc3, op.positional.lc3);
   fmt::print("\nstep by step vs the op: o, gq, gk, gv agree to {:.1e}; parameter gradients agree with finite "
-             "differences to {:.1e} (relative)\n", worst_inputs, worst);
+             "differences to {:.1e} (relative)\n",
+             worst_inputs, worst);
   const bool passed = worst_inputs < 1e-12 && worst < 1e-6;
   fmt::print("{}\n", passed ? "ok" : "FAILED");
   return passed ? 0 : 1;

@@ -31,9 +31,9 @@ void bench_allreduce(const BenchAllreduceFlags& flags) {
   const bool root = processes.is_root();
   const double n = processes.size();
   if (root) {
-    fmt::print("gradient allreduce: {} processes{}, f32 gradients in buckets of {:g} MB, best of {}\n", processes.size(),
-               processes.size() == 1 ? " (nothing to sum: run it under mpirun -np N)" : "", flags.bucket_megabytes,
-               flags.repeats);
+    fmt::print("gradient allreduce: {} processes{}, f32 gradients in buckets of {:g} MB, best of {}\n",
+               processes.size(), processes.size() == 1 ? " (nothing to sum: run it under mpirun -np N)" : "",
+               flags.bucket_megabytes, flags.repeats);
     fmt::print("{:<10} {:>12} {:>10} {:>8} {:>12} {:>12} {:>10} {:>10}\n", "preset", "parameters", "MB", "buckets",
                "ms total", "ms allreduce", "algbw GB/s", "busbw GB/s");
   }
@@ -67,15 +67,21 @@ void bench_allreduce(const BenchAllreduceFlags& flags) {
   }
 }
 
-const agf::cli::BenchRegistration registration{"allreduce", "Time of one step's gradient sum over the processes (under mpirun)",
-  [](CLI::App& command) {
-    auto flags = std::make_shared<BenchAllreduceFlags>();
-    command.add_option("--presets", flags->presets, "Model sizes")->capture_default_str();
-    command.add_option("--vocab", flags->vocabulary, "Vocabulary size")->capture_default_str()->check(agf::cli::number_between(5, 1 << 20));
-    command.add_option("--repeats", flags->repeats, "Timed sums (after one warm-up); the best is reported")->capture_default_str()->check(agf::cli::positive_number());
-    command.add_option("--bucket-mb", flags->bucket_megabytes, "Bucket size, MB")->capture_default_str()->check(agf::cli::positive_number());
-    command.footer("Run it as: mpirun -np N agf bench allreduce (a single process has nothing to sum: 0 ms).");
-    command.callback([flags] { bench_allreduce(*flags); });
-  }};
+const agf::cli::BenchRegistration registration{
+    "allreduce", "Time of one step's gradient sum over the processes (under mpirun)", [](CLI::App& command) {
+      auto flags = std::make_shared<BenchAllreduceFlags>();
+      command.add_option("--presets", flags->presets, "Model sizes")->capture_default_str();
+      command.add_option("--vocab", flags->vocabulary, "Vocabulary size")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(5, 1 << 20));
+      command.add_option("--repeats", flags->repeats, "Timed sums (after one warm-up); the best is reported")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--bucket-mb", flags->bucket_megabytes, "Bucket size, MB")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.footer("Run it as: mpirun -np N agf bench allreduce (a single process has nothing to sum: 0 ms).");
+      command.callback([flags] { bench_allreduce(*flags); });
+    }};
 
 }  // namespace

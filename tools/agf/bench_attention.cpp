@@ -40,7 +40,8 @@ struct BenchFlags {
 };
 
 // The scheme's parameters at their initial values, as the nn classes create them.
-agf::ops::PositionalParameters initial_parameters(const std::string& scheme, const BenchFlags& flags, agf::DType dtype) {
+agf::ops::PositionalParameters initial_parameters(const std::string& scheme, const BenchFlags& flags,
+                                                  agf::DType dtype) {
   agf::nn::PositionalConfig config;
   config.scheme = scheme;
   config.heads = flags.heads;
@@ -66,7 +67,8 @@ agf::ops::AttentionForward forward(const agf::Tensor& q, const agf::Tensor& k, c
                                    bool materialized) {
 #ifdef AGF_WITH_CUDA
   if (materialized) {
-    return agf::ops::cuda::attention_forward(q, k, v, agf::Tensor(), p, options, agf::ops::cuda::AttentionKernel::materialized);
+    return agf::ops::cuda::attention_forward(q, k, v, agf::Tensor(), p, options,
+                                             agf::ops::cuda::AttentionKernel::materialized);
   }
 #endif
   return agf::ops::attention_forward(q, k, v, agf::Tensor(), p, options);
@@ -125,17 +127,18 @@ void bench_attention(const BenchFlags& flags) {
   }
   for (int round = 0; round < flags.repeats; ++round) {
     for (Configuration& c : configurations) {
-      c.forward_seconds = std::min(c.forward_seconds, seconds_of(device, [&] {
-        c.forward = forward(q, k, v, c.parameters, c.options, false);
-      }));
+      c.forward_seconds = std::min(
+          c.forward_seconds, seconds_of(device, [&] { c.forward = forward(q, k, v, c.parameters, c.options, false); }));
       c.backward_seconds = std::min(c.backward_seconds, seconds_of(device, [&] {
-        agf::ops::attention_backward(grad, q, k, v, agf::Tensor(), c.parameters, c.options, c.forward.saved);
-      }));
+                                      agf::ops::attention_backward(grad, q, k, v, agf::Tensor(), c.parameters,
+                                                                   c.options, c.forward.saved);
+                                    }));
       if (gpu) {
-        c.materialized_seconds = std::min(c.materialized_seconds, seconds_of(device, [&] {
-          const agf::ops::AttentionForward f = forward(q, k, v, c.parameters, c.options, true);
-          agf::ops::attention_backward(grad, q, k, v, agf::Tensor(), c.parameters, c.options, f.saved);
-        }));
+        c.materialized_seconds = std::min(
+            c.materialized_seconds, seconds_of(device, [&] {
+              const agf::ops::AttentionForward f = forward(q, k, v, c.parameters, c.options, true);
+              agf::ops::attention_backward(grad, q, k, v, agf::Tensor(), c.parameters, c.options, f.saved);
+            }));
       }
     }
   }
@@ -158,14 +161,20 @@ const agf::cli::BenchRegistration registration{
       auto flags = std::make_shared<BenchFlags>();
       command.add_option("--batch", flags->batch, "B")->capture_default_str()->check(agf::cli::positive_number());
       command.add_option("--heads", flags->heads, "H")->capture_default_str()->check(agf::cli::positive_number());
-      command.add_option("--length", flags->length, "T (queries = keys)")->capture_default_str()->check(agf::cli::positive_number());
-      command.add_option("--head-dim", flags->head_dim, "dk")->capture_default_str()->check(agf::cli::positive_number());
-      command.add_option("--repeats", flags->repeats, "Timed rounds (each times every scheme once; the best is reported)")
+      command.add_option("--length", flags->length, "T (queries = keys)")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--head-dim", flags->head_dim, "dk")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command
+          .add_option("--repeats", flags->repeats, "Timed rounds (each times every scheme once; the best is reported)")
           ->capture_default_str()
           ->check(agf::cli::positive_number());
       command.add_option("--dtype", flags->dtype, "f32 or f64 (on cuda also f16, bf16)")->capture_default_str();
-      command.add_option("--device", flags->device,
-                         "cpu or cuda (cuda: the op's kernel, fused where it can, beside the materializing one)")
+      command
+          .add_option("--device", flags->device,
+                      "cpu or cuda (cuda: the op's kernel, fused where it can, beside the materializing one)")
           ->capture_default_str();
       command.add_flag("--causal", flags->causal, "Causal mask (decoder self-attention)");
       command.add_option("--only", flags->only, "Schemes to time (default: all; none is always timed)");

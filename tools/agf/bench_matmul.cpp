@@ -85,7 +85,8 @@ void bench_matmul(BenchMatmulFlags flags) {
   }
   std::optional<agf::ops::cpu::ForcePortableBf16Kernel> portable;
   if (flags.portable_bf16) portable.emplace();
-  AGF_CHECK(!bf16 || agf::ops::cpu::bf16_kernel() != agf::ops::cpu::Bf16Kernel::none, "bench matmul: --precision "
+  AGF_CHECK(!bf16 || agf::ops::cpu::bf16_kernel() != agf::ops::cpu::Bf16Kernel::none,
+            "bench matmul: --precision "
             "bf16: {}; --portable-bf16 times the portable kernel instead (slow: for checking, not a speed)",
             agf::ops::cpu::bf16_unavailable_reason());
   const agf::ops::cpu::ScopedMatmulPrecision precision_scope(bf16 ? agf::ops::cpu::MatmulPrecision::bf16
@@ -126,28 +127,35 @@ void bench_matmul(BenchMatmulFlags flags) {
     });
     const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.k) * static_cast<double>(p.n);
     const std::string layout = std::string(p.a_transposed ? "T" : "N") + (p.b_transposed ? "T" : "N");
-    fmt::print("{:<12} {:>5} {:>5} {:>5} {:>6}  {:>10.3f}  {:>10.1f}\n", p.name, p.m, p.k, p.n, layout,
-               seconds * 1e3, flops / seconds * (gpu ? 1e-12 : 1e-9));
+    fmt::print("{:<12} {:>5} {:>5} {:>5} {:>6}  {:>10.3f}  {:>10.1f}\n", p.name, p.m, p.k, p.n, layout, seconds * 1e3,
+               flops / seconds * (gpu ? 1e-12 : 1e-9));
   }
 }
 
-const agf::cli::BenchRegistration registration{"matmul", "throughput of matrix products (square, or the model's)", [](CLI::App& command) {
-  auto flags = std::make_shared<BenchMatmulFlags>();
-  command.add_option("--sizes", flags->sizes, "Matrix sizes n (n×n @ n×n); default 256..2048 on cpu, 1024..8192 on cuda");
-  command.add_flag("--model-shapes", flags->model_shapes,
-                   "Also (or, without --sizes, only) the products of a cpu-small training step, transposed forms included");
-  command.add_option("--repeats", flags->repeats, "Timed repetitions per size (the best is reported)")
-      ->capture_default_str()
-      ->check(agf::cli::positive_number());
-  command.add_option("--dtype", flags->dtype, "f32 or f64 (cpu); f32, f64, f16 or bf16 (cuda)")->capture_default_str();
-  command.add_option("--device", flags->device, "cpu, cuda or cuda:N")->capture_default_str();
-  command.add_option("--precision", flags->precision, "fp32, or bf16: f32 products with bf16 operands on the CPU "
-                     "(needs AVX512-BF16)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "bf16"}));
-  command.add_flag("--portable-bf16", flags->portable_bf16, "With --precision bf16: the portable kernel, on any "
-                   "processor (slow: it checks the path, it is not a speed)");
-  command.callback([flags] { bench_matmul(*flags); });
-}};
+const agf::cli::BenchRegistration registration{
+    "matmul", "throughput of matrix products (square, or the model's)", [](CLI::App& command) {
+      auto flags = std::make_shared<BenchMatmulFlags>();
+      command.add_option("--sizes", flags->sizes,
+                         "Matrix sizes n (n×n @ n×n); default 256..2048 on cpu, 1024..8192 on cuda");
+      command.add_flag(
+          "--model-shapes", flags->model_shapes,
+          "Also (or, without --sizes, only) the products of a cpu-small training step, transposed forms included");
+      command.add_option("--repeats", flags->repeats, "Timed repetitions per size (the best is reported)")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--dtype", flags->dtype, "f32 or f64 (cpu); f32, f64, f16 or bf16 (cuda)")
+          ->capture_default_str();
+      command.add_option("--device", flags->device, "cpu, cuda or cuda:N")->capture_default_str();
+      command
+          .add_option("--precision", flags->precision,
+                      "fp32, or bf16: f32 products with bf16 operands on the CPU "
+                      "(needs AVX512-BF16)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"fp32", "bf16"}));
+      command.add_flag("--portable-bf16", flags->portable_bf16,
+                       "With --precision bf16: the portable kernel, on any "
+                       "processor (slow: it checks the path, it is not a speed)");
+      command.callback([flags] { bench_matmul(*flags); });
+    }};
 
 }  // namespace

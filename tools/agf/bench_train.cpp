@@ -83,8 +83,8 @@ StepTiming time_steps(const agf::nn::TransformerConfig& config, const BenchTrain
   agf::Tensor last_loss;
   for (int s = 0; s < flags.steps; ++s) last_loss = step();
   agf::synchronize(device);
-  timing.seconds_per_step =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / flags.steps;
+  timing.seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                            flags.steps;
   timing.last_loss = last_loss.item();
   return timing;
 }
@@ -113,9 +113,9 @@ void bench_train(BenchTrainFlags flags) {
              flags.steps);
   if (device.is_cpu()) {
     const bool bf16 = agf::train::cpu_matmul_precision(precision, device) == agf::ops::cpu::MatmulPrecision::bf16;
-    fmt::print("matrix products: {}\n", bf16 ? "bf16 operands, f32 sums, kernel " +
-                                                   agf::ops::cpu::bf16_kernel_name(agf::ops::cpu::bf16_kernel())
-                                             : "f32, " + agf::ops::cpu::gemm_library());
+    fmt::print("matrix products: {}\n",
+               bf16 ? "bf16 operands, f32 sums, kernel " + agf::ops::cpu::bf16_kernel_name(agf::ops::cpu::bf16_kernel())
+                    : "f32, " + agf::ops::cpu::gemm_library());
   }
   fmt::print("{:<18} {:>14} {:>10} {:>10} {:>8} {:>19}\n", "scheme", "target tok/s", "ms/step", "TFLOP/s",
              fmt::format("MFU@{:g}", flags.peak_tflops), "loss first → last");
@@ -130,7 +130,8 @@ void bench_train(BenchTrainFlags flags) {
     check_losses(label, timing, flags.vocabulary);
     const double seconds = timing.seconds_per_step;
     const double rate = static_cast<double>(flags.batch * flags.length) / seconds;
-    const double tflops = agf::nn::training_step_flops(config, flags.batch, flags.length, flags.length) / seconds / 1e12;
+    const double tflops = agf::nn::training_step_flops(config, flags.batch, flags.length, flags.length) / seconds /
+                          1e12;
     // MFU only on a GPU: --peak-tflops is a GPU's matrix rate, meaningless against a CPU run.
     const std::string mfu = device.is_cuda() ? fmt::format("{:.1f}%", 100 * tflops / flags.peak_tflops) : "-";
     fmt::print("{:<18} {:>14.0f} {:>10.1f} {:>10.3g} {:>8} {:>8.4f} → {:<8.4f}\n", label, rate, 1e3 * seconds, tflops,
@@ -139,20 +140,31 @@ void bench_train(BenchTrainFlags flags) {
   }
 }
 
-const agf::cli::BenchRegistration registration{"train", "Target tokens/s of full training steps per scheme", [](CLI::App& command) {
-  auto flags = std::make_shared<BenchTrainFlags>();
-  flags->model.add_to(command);
-  command.add_option("--schemes", flags->schemes, "Schemes to time, e.g. sinusoidal agf-m+pcmv (default: --pos)");
-  command.add_option("--batch", flags->batch, "Sentences per batch")->capture_default_str()->check(agf::cli::positive_number());
-  command.add_option("--length", flags->length, "Tokens per sentence, each side")->capture_default_str()->check(agf::cli::positive_number());
-  command.add_option("--vocab", flags->vocabulary, "Vocabulary size")->capture_default_str()->check(agf::cli::number_between(5, 1 << 20));
-  command.add_option("--steps", flags->steps, "Timed steps (after one warm-up)")->capture_default_str()->check(agf::cli::positive_number());
-  command.add_option("--device", flags->device, "cpu or cuda[:N]")->capture_default_str();
-  command.add_option("--precision", flags->precision, "fp32; bf16 (GPU, or a CPU with AVX512-BF16); fp16 (GPU)")->capture_default_str();
-  command.add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
-      ->capture_default_str()
-      ->check(agf::cli::positive_number());
-  command.callback([flags] { bench_train(*flags); });
-}};
+const agf::cli::BenchRegistration registration{
+    "train", "Target tokens/s of full training steps per scheme", [](CLI::App& command) {
+      auto flags = std::make_shared<BenchTrainFlags>();
+      flags->model.add_to(command);
+      command.add_option("--schemes", flags->schemes, "Schemes to time, e.g. sinusoidal agf-m+pcmv (default: --pos)");
+      command.add_option("--batch", flags->batch, "Sentences per batch")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--length", flags->length, "Tokens per sentence, each side")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--vocab", flags->vocabulary, "Vocabulary size")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(5, 1 << 20));
+      command.add_option("--steps", flags->steps, "Timed steps (after one warm-up)")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--device", flags->device, "cpu or cuda[:N]")->capture_default_str();
+      command.add_option("--precision", flags->precision, "fp32; bf16 (GPU, or a CPU with AVX512-BF16); fp16 (GPU)")
+          ->capture_default_str();
+      command
+          .add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.callback([flags] { bench_train(*flags); });
+    }};
 
 }  // namespace

@@ -6,11 +6,12 @@
 
 namespace {
 
-const agf::cli::Registration registration{"bench", "Measure throughput of ops and training steps", [](CLI::App& command) {
-  command.require_subcommand(1);
-  auto& benches = agf::cli::bench_commands();
-  std::sort(benches.begin(), benches.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  for (auto& bench : benches) bench.setup(*command.add_subcommand(bench.name, bench.description));
-}};
+const agf::cli::Registration registration{
+    "bench", "Measure throughput of ops and training steps", [](CLI::App& command) {
+      command.require_subcommand(1);
+      auto& benches = agf::cli::bench_commands();
+      std::sort(benches.begin(), benches.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+      for (auto& bench : benches) bench.setup(*command.add_subcommand(bench.name, bench.description));
+    }};
 
 }  // namespace

@@ -81,9 +81,10 @@ void learn(const LearnArgs& args) {
              skipped ? fmt::format(" ({} with invalid UTF-8 skipped)", skipped) : "", model.alphabet().size(),
              model.merges().size(), model.vocab_size(), args.output, seconds_since(start));
   if (model.vocab_size() < args.vocab_size) {
-    fmt::print(stderr, "bpe learn: note: no pair occurs {} times or more after {} merges, so the vocabulary "
-                       "stops at {} of the {} asked\n", args.min_frequency, model.merges().size(),
-               model.vocab_size(), args.vocab_size);
+    fmt::print(stderr,
+               "bpe learn: note: no pair occurs {} times or more after {} merges, so the vocabulary "
+               "stops at {} of the {} asked\n",
+               args.min_frequency, model.merges().size(), model.vocab_size(), args.vocab_size);
   }
 }
 
@@ -139,7 +140,8 @@ void decode(const std::string& model_path, bool read_ids) {
           auto result = std::from_chars(item.data(), item.data() + item.size(), id);
           AGF_CHECK(result.ec == std::errc() && result.ptr == item.data() + item.size() && id >= 0 &&
                         static_cast<std::size_t>(id) < model.vocab_size(),
-                    "<stdin>:{}: '{}' is not a token id of this model (0..{})", line_number, item, model.vocab_size() - 1);
+                    "<stdin>:{}: '{}' is not a token id of this model (0..{})", line_number, item,
+                    model.vocab_size() - 1);
           ids.push_back(id);
         } else {
           const TokenId id = model.id_of_text(std::string(item));
@@ -159,37 +161,50 @@ void decode(const std::string& model_path, bool read_ids) {
   write_stdout(out);
 }
 
-agf::cli::Registration registration{"bpe", "BPE tokenizer: learn, encode, decode", [](CLI::App& command) {
-  command.require_subcommand(1);
-  auto* learn_command = command.add_subcommand("learn", "learn a joint BPE model from text files");
-  auto learn_args = std::make_shared<LearnArgs>();
-  learn_command->add_option("--input", learn_args->inputs, "text files, one sentence a line (xz read transparently)")
-      ->required()->check(CLI::ExistingFile);
-  learn_command->add_option("--vocab-size", learn_args->vocab_size, "vocabulary size, specials and 256 byte tokens included")
-      ->capture_default_str()->check(agf::cli::positive_number());
-  learn_command->add_option("--output", learn_args->output, "model file to write (JSON)")->required();
-  learn_command->add_option("--character-coverage", learn_args->coverage,
-                            "share of character occurrences the alphabet must cover; rarer characters use byte tokens")
-      ->capture_default_str()->check(agf::cli::number_between(0.0, 1.0));
-  learn_command->add_option("--min-frequency", learn_args->min_frequency, "stop when no pair occurs this often")
-      ->capture_default_str()->check(agf::cli::non_negative_number());
-  learn_command->add_option("--huggingface", learn_args->huggingface_output,
-                            "also write a Hugging Face tokenizer.json here");
-  learn_command->add_flag("--skip-invalid", learn_args->skip_invalid, "skip lines that are not valid UTF-8 (default: error)");
-  learn_command->callback([learn_args] { learn(*learn_args); });
+agf::cli::Registration registration{
+    "bpe", "BPE tokenizer: learn, encode, decode", [](CLI::App& command) {
+      command.require_subcommand(1);
+      auto* learn_command = command.add_subcommand("learn", "learn a joint BPE model from text files");
+      auto learn_args = std::make_shared<LearnArgs>();
+      learn_command
+          ->add_option("--input", learn_args->inputs, "text files, one sentence a line (xz read transparently)")
+          ->required()
+          ->check(CLI::ExistingFile);
+      learn_command
+          ->add_option("--vocab-size", learn_args->vocab_size, "vocabulary size, specials and 256 byte tokens included")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      learn_command->add_option("--output", learn_args->output, "model file to write (JSON)")->required();
+      learn_command
+          ->add_option("--character-coverage", learn_args->coverage,
+                       "share of character occurrences the alphabet must cover; rarer characters use byte tokens")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(0.0, 1.0));
+      learn_command->add_option("--min-frequency", learn_args->min_frequency, "stop when no pair occurs this often")
+          ->capture_default_str()
+          ->check(agf::cli::non_negative_number());
+      learn_command->add_option("--huggingface", learn_args->huggingface_output,
+                                "also write a Hugging Face tokenizer.json here");
+      learn_command->add_flag("--skip-invalid", learn_args->skip_invalid,
+                              "skip lines that are not valid UTF-8 (default: error)");
+      learn_command->callback([learn_args] { learn(*learn_args); });
 
-  for (const bool encoding : {true, false}) {
-    auto* sub = command.add_subcommand(encoding ? "encode" : "decode",
-                                       encoding ? "text (stdin) -> tokens (stdout), one line per line"
-                                                : "tokens (stdin) -> text (stdout), one line per line");
-    auto model_path = std::make_shared<std::string>();
-    auto ids = std::make_shared<bool>(false);
-    sub->add_option("--model", *model_path, "BPE model (JSON) from `agf bpe learn`")->required()->check(CLI::ExistingFile);
-    sub->add_flag("--ids", *ids, encoding ? "print token ids instead of token texts" : "read token ids instead of token texts");
-    sub->callback([=] {
-      if (encoding) encode(*model_path, *ids); else decode(*model_path, *ids);
-    });
-  }
-}};
+      for (const bool encoding : {true, false}) {
+        auto* sub = command.add_subcommand(encoding ? "encode" : "decode",
+                                           encoding ? "text (stdin) -> tokens (stdout), one line per line"
+                                                    : "tokens (stdin) -> text (stdout), one line per line");
+        auto model_path = std::make_shared<std::string>();
+        auto ids = std::make_shared<bool>(false);
+        sub->add_option("--model", *model_path, "BPE model (JSON) from `agf bpe learn`")
+            ->required()
+            ->check(CLI::ExistingFile);
+        sub->add_flag("--ids", *ids,
+                      encoding ? "print token ids instead of token texts" : "read token ids instead of token texts");
+        sub->callback([=] {
+          if (encoding) encode(*model_path, *ids);
+          else decode(*model_path, *ids);
+        });
+      }
+    }};
 
 }  // namespace

@@ -27,18 +27,22 @@ void build(const std::string& name, const LibreOfficeHelpOptions& options) {
 }
 
 void add_build(CLI::App& corpus) {
-  auto* command = corpus.add_subcommand("build", "build a bundled corpus (libreoffice-help: Debian's LibreOffice help, en-de)");
+  auto* command = corpus.add_subcommand("build",
+                                        "build a bundled corpus (libreoffice-help: Debian's LibreOffice help, en-de)");
   auto name = std::make_shared<std::string>();
   auto options = std::make_shared<LibreOfficeHelpOptions>();
   command->add_option("name", *name, "corpus to build: libreoffice-help")->required();
   command->add_option("--out", options->out, "output directory")->required();
-  command->add_option("--from", options->from,
-                      "already unpacked packages (a tree with usr/share/libreoffice/help); default: apt-get download")
+  command
+      ->add_option("--from", options->from,
+                   "already unpacked packages (a tree with usr/share/libreoffice/help); default: apt-get download")
       ->check(CLI::ExistingDirectory);
   command->add_option("--seed", options->seed, "seed of the split shuffle")->capture_default_str();
-  command->add_option("--valid-size", options->valid_size, "pairs in the validation split")->capture_default_str()
+  command->add_option("--valid-size", options->valid_size, "pairs in the validation split")
+      ->capture_default_str()
       ->check(agf::cli::non_negative_number());
-  command->add_option("--test-size", options->test_size, "pairs in the test split")->capture_default_str()
+  command->add_option("--test-size", options->test_size, "pairs in the test split")
+      ->capture_default_str()
       ->check(agf::cli::non_negative_number());
   command->add_flag("--xz", options->compress_xz, "write the splits xz-compressed (*.xz)");
   command->callback([=] { build(*name, *options); });
@@ -54,15 +58,16 @@ void prepare(const PrepareArgs& args) {
     return args.format == "auto" ? guess_format(path) : parse_format(args.format);
   };
   std::vector<SplitFiles> splits;
-  for (const auto& [name, source, target] :
-       {std::tuple{"train", args.train_source, args.train_target}, std::tuple{"valid", args.valid_source, args.valid_target}}) {
+  for (const auto& [name, source, target] : {std::tuple{"train", args.train_source, args.train_target},
+                                             std::tuple{"valid", args.valid_source, args.valid_target}}) {
     if (source.empty()) continue;
     const CorpusFormat format = format_of(source);
     AGF_CHECK(format == CorpusFormat::tsv || !target.empty(),
               "corpus prepare: --{}-src is given without --{}-tgt (only a .tsv file holds both sides)", name, name);
     if (format == CorpusFormat::tsv && !target.empty()) {
       throw CLI::ValidationError(fmt::format("--{}-tgt", name), fmt::format("not used with a .tsv --{}-src, which "
-                                 "holds both sides ({})", name, source));
+                                                                            "holds both sides ({})",
+                                                                            name, source));
     }
     splits.push_back({name, source, target, format});
   }
@@ -77,19 +82,24 @@ void prepare(const PrepareArgs& args) {
 }
 
 void add_prepare(CLI::App& corpus) {
-  auto* command = corpus.add_subcommand("prepare", "encode parallel text with a BPE model into token datasets (OUT/train.bin, OUT/valid.bin)");
+  auto* command = corpus.add_subcommand(
+      "prepare", "encode parallel text with a BPE model into token datasets (OUT/train.bin, OUT/valid.bin)");
   auto args = std::make_shared<PrepareArgs>();
   command->add_option("--train-src", args->train_source, "training source: text, .tsv (both sides) or .sgm")
-      ->required()->check(CLI::ExistingFile);
+      ->required()
+      ->check(CLI::ExistingFile);
   command->add_option("--train-tgt", args->train_target, "training target (not with .tsv)")->check(CLI::ExistingFile);
   command->add_option("--valid-src", args->valid_source, "validation source")->check(CLI::ExistingFile);
   command->add_option("--valid-tgt", args->valid_target, "validation target")->check(CLI::ExistingFile);
   command->add_option("--bpe", args->model, "BPE model from `agf bpe learn`")->required()->check(CLI::ExistingFile);
   command->add_option("--out", args->out, "output directory")->required();
   command->add_option("--format", args->format, "plain, tsv, sgm, or auto (by file name)")
-      ->check(CLI::IsMember({"auto", "plain", "tsv", "sgm"}))->capture_default_str();
-  command->add_option("--max-length", args->options.max_length, "drop pairs with a side longer than this many BPE tokens")
-      ->capture_default_str()->check(agf::cli::positive_number());
+      ->check(CLI::IsMember({"auto", "plain", "tsv", "sgm"}))
+      ->capture_default_str();
+  command
+      ->add_option("--max-length", args->options.max_length, "drop pairs with a side longer than this many BPE tokens")
+      ->capture_default_str()
+      ->check(agf::cli::positive_number());
   command->add_flag("--skip-invalid", args->options.skip_invalid, "drop pairs with invalid UTF-8 (default: error)");
   command->callback([args] { prepare(*args); });
 }

@@ -8,8 +8,8 @@
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
 #include "train/checkpoint.h"
-#include "train/device_flag.h"
 #include "train/decode.h"
+#include "train/device_flag.h"
 #include "train/evaluate.h"
 
 namespace {
@@ -44,17 +44,25 @@ void run_eval(const EvalFlags& flags) {
   if (result.bleu_sentences > 0) fmt::print("{} ({} sentences)\n", result.bleu.to_string(), result.bleu_sentences);
 }
 
-const agf::cli::Registration registration{"eval", "Token accuracy, loss and BLEU of a checkpoint on a dataset split", [](CLI::App& command) {
-  auto flags = std::make_shared<EvalFlags>();
-  command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint (.safetensors)")->required()->check(CLI::ExistingFile);
-  command.add_option("--data", flags->data, "Prepared dataset folder")->required()->check(CLI::ExistingDirectory);
-  command.add_option("--split", flags->split, "valid, test, or any SPLIT.bin in --data")->capture_default_str();
-  command.add_option("--bleu-sentences", flags->bleu_sentences, "Sentences translated for BLEU (default: all; 0: none)");
-  command.add_option("--beam", flags->beam, "Beam size of the translations (1: greedy)")->capture_default_str()
-      ->check(agf::cli::number_between(1, agf::train::max_beam));
-  command.add_option("--max-tokens", flags->max_tokens, "Padded token slots per batch")->capture_default_str()->check(agf::cli::positive_number());
-  command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
-  command.callback([flags] { run_eval(*flags); });
-}};
+const agf::cli::Registration registration{
+    "eval", "Token accuracy, loss and BLEU of a checkpoint on a dataset split", [](CLI::App& command) {
+      auto flags = std::make_shared<EvalFlags>();
+      command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint (.safetensors)")
+          ->required()
+          ->check(CLI::ExistingFile);
+      command.add_option("--data", flags->data, "Prepared dataset folder")->required()->check(CLI::ExistingDirectory);
+      command.add_option("--split", flags->split, "valid, test, or any SPLIT.bin in --data")->capture_default_str();
+      command.add_option("--bleu-sentences", flags->bleu_sentences,
+                         "Sentences translated for BLEU (default: all; 0: none)");
+      command.add_option("--beam", flags->beam, "Beam size of the translations (1: greedy)")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(1, agf::train::max_beam));
+      command.add_option("--max-tokens", flags->max_tokens, "Padded token slots per batch")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")
+          ->capture_default_str();
+      command.callback([flags] { run_eval(*flags); });
+    }};
 
 }  // namespace

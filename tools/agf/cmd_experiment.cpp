@@ -17,40 +17,68 @@ struct ExperimentFlags {
   std::string device = "cpu", precision = "fp32";
 };
 
-const agf::cli::Registration registration{"experiment", "Run a grid of trainings and summarise it", [](CLI::App& command) {
-  command.require_subcommand(1);
-  auto* paper = command.add_subcommand("paper", "The paper's comparison: every scheme, same data, budget and seed");
-  auto flags = std::make_shared<ExperimentFlags>();
-  auto& o = flags->options.base;
-  paper->add_option("--data", o.data_dir, "Prepared dataset folder")->required()->check(CLI::ExistingDirectory);
-  paper->add_option("--out", o.out_dir, "Grid folder: runs/, results.md")->required();
-  paper->add_option("--preset", flags->model.preset, "Model size")->capture_default_str();
-  paper->add_flag("--pre-norm", flags->model.pre_norm, "Pre-norm residual blocks");
-  paper->add_option("--max-steps", o.max_steps, "Updates per run")->required()->check(agf::cli::positive_number());
-  paper->add_option("--max-tokens", o.max_tokens, "Padded token slots per batch")->capture_default_str()->check(agf::cli::positive_number());
-  paper->add_option("--update-freq", o.update_freq, "Batches accumulated per update")->capture_default_str()->check(agf::cli::positive_number());
-  paper->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(agf::cli::positive_number());
-  paper->add_option("--warmup", o.warmup, "Warmup steps")->capture_default_str()->check(agf::cli::positive_number());
-  paper->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")->capture_default_str()->check(agf::cli::positive_number());
-  paper->add_option("--patience", o.patience, "Stop each run after N validations in a row without a lower validation loss (0: off)")->capture_default_str()->check(agf::cli::non_negative_number());
-  paper->add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU")->capture_default_str()->check(agf::cli::non_negative_number());
-  paper->add_option("--seed", o.seed, "First seed")->capture_default_str();
-  paper->add_option("--seeds", flags->options.seeds, "Seeds of every scheme")->capture_default_str()->check(agf::cli::positive_number());
-  paper->add_option("--best-seeds", flags->options.best_seeds, "Seeds of the best schemes")->capture_default_str()->check(agf::cli::positive_number());
-  paper->add_option("--best-count", flags->options.best_count, "How many best schemes get --best-seeds")->capture_default_str()->check(agf::cli::non_negative_number());
-  paper->add_option("--schemes", flags->options.schemes, "Scheme labels instead of the paper's grid (e.g. vanilla agf-m+pcmv)");
-  paper->add_option("--threads", flags->threads, "CPU threads (default: all)")->check(agf::cli::non_negative_number());
-  paper->add_option("--device", flags->device, "Where every run trains: cpu, cuda or cuda:N")->capture_default_str();
-  paper->add_option("--precision", flags->precision, "fp32; fp16/bf16 with f32 master weights (--device "
-                    "cuda); bf16 on a CPU with AVX512-BF16 (docs/mixed-precision.md)")->capture_default_str();
-  paper->callback([flags] {
-    if (flags->threads > 0) omp_set_num_threads(flags->threads);
-    flags->options.base.device = agf::train::parse_device(flags->device);
-    flags->options.base.precision = agf::train::parse_precision(flags->precision);
-    flags->options.base.model = flags->model.config(1);
-    flags->options.base.quiet = false;
-    fmt::print("{}", agf::train::run_experiment(flags->options));
-  });
-}};
+const agf::cli::Registration registration{
+    "experiment", "Run a grid of trainings and summarise it", [](CLI::App& command) {
+      command.require_subcommand(1);
+      auto* paper = command.add_subcommand("paper", "The paper's comparison: every scheme, same data, budget and seed");
+      auto flags = std::make_shared<ExperimentFlags>();
+      auto& o = flags->options.base;
+      paper->add_option("--data", o.data_dir, "Prepared dataset folder")->required()->check(CLI::ExistingDirectory);
+      paper->add_option("--out", o.out_dir, "Grid folder: runs/, results.md")->required();
+      paper->add_option("--preset", flags->model.preset, "Model size")->capture_default_str();
+      paper->add_flag("--pre-norm", flags->model.pre_norm, "Pre-norm residual blocks");
+      paper->add_option("--max-steps", o.max_steps, "Updates per run")->required()->check(agf::cli::positive_number());
+      paper->add_option("--max-tokens", o.max_tokens, "Padded token slots per batch")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      paper->add_option("--update-freq", o.update_freq, "Batches accumulated per update")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      paper->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(agf::cli::positive_number());
+      paper->add_option("--warmup", o.warmup, "Warmup steps")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      paper
+          ->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      paper
+          ->add_option("--patience", o.patience,
+                       "Stop each run after N validations in a row without a lower validation loss (0: off)")
+          ->capture_default_str()
+          ->check(agf::cli::non_negative_number());
+      paper->add_option("--bleu-sentences", o.bleu_sentences, "Validation sentences translated for BLEU")
+          ->capture_default_str()
+          ->check(agf::cli::non_negative_number());
+      paper->add_option("--seed", o.seed, "First seed")->capture_default_str();
+      paper->add_option("--seeds", flags->options.seeds, "Seeds of every scheme")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      paper->add_option("--best-seeds", flags->options.best_seeds, "Seeds of the best schemes")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      paper->add_option("--best-count", flags->options.best_count, "How many best schemes get --best-seeds")
+          ->capture_default_str()
+          ->check(agf::cli::non_negative_number());
+      paper->add_option("--schemes", flags->options.schemes,
+                        "Scheme labels instead of the paper's grid (e.g. vanilla agf-m+pcmv)");
+      paper->add_option("--threads", flags->threads, "CPU threads (default: all)")
+          ->check(agf::cli::non_negative_number());
+      paper->add_option("--device", flags->device, "Where every run trains: cpu, cuda or cuda:N")
+          ->capture_default_str();
+      paper
+          ->add_option("--precision", flags->precision,
+                       "fp32; fp16/bf16 with f32 master weights (--device "
+                       "cuda); bf16 on a CPU with AVX512-BF16 (docs/mixed-precision.md)")
+          ->capture_default_str();
+      paper->callback([flags] {
+        if (flags->threads > 0) omp_set_num_threads(flags->threads);
+        flags->options.base.device = agf::train::parse_device(flags->device);
+        flags->options.base.precision = agf::train::parse_precision(flags->precision);
+        flags->options.base.model = flags->model.config(1);
+        flags->options.base.quiet = false;
+        fmt::print("{}", agf::train::run_experiment(flags->options));
+      });
+    }};
 
 }  // namespace

@@ -66,8 +66,9 @@ void run_grad(const GradFlags& flags) {
                                                            {targets.begin() + begin, targets.begin() + end});
     agf::nn::DropoutStream dropout;
     const agf::Variable logits = model.forward(batch.encoder_input, batch.source_lengths, batch.decoder_input, dropout);
-    const agf::Variable loss = agf::cross_entropy(agf::reshape(logits, {-1, logits.size(-1)}), batch.decoder_target.reshape({-1}),
-                                                  {.label_smoothing = flags.label_smoothing, .ignore_index = agf::data::pad_id});
+    const agf::Variable loss = agf::cross_entropy(
+        agf::reshape(logits, {-1, logits.size(-1)}), batch.decoder_target.reshape({-1}),
+        {.label_smoothing = flags.label_smoothing, .ignore_index = agf::data::pad_id});
     // The mean over this shard's target tokens, weighted by their share of all: the shards' sum is the whole mean.
     const double share = static_cast<double>(batch.target_tokens) / static_cast<double>(all_targets);
     if (processes.size() == 1) {
@@ -80,12 +81,14 @@ void run_grad(const GradFlags& flags) {
   }
   agf::train::sum_gradients(processes, model.named_parameters());
   processes.sum(std::span(&loss_value, 1));
-  if (processes.size() > 1) loss_tensor = agf::Tensor::scalar(loss_value, model.named_parameters().front().second.dtype());
+  if (processes.size() > 1)
+    loss_tensor = agf::Tensor::scalar(loss_value, model.named_parameters().front().second.dtype());
   if (!processes.is_root()) return;  // rank 0 writes the world's gradients
   const agf::train::Batch batch = agf::train::make_batch(sources, targets);
   std::vector<std::pair<std::string, agf::Tensor>> tensors{{"loss", loss_tensor}};
   for (const auto& [name, parameter] : model.named_parameters()) {
-    tensors.emplace_back(name, parameter.grad().defined() ? parameter.grad() : agf::Tensor::zeros(parameter.shape(), parameter.dtype()));
+    tensors.emplace_back(name, parameter.grad().defined() ? parameter.grad()
+                                                          : agf::Tensor::zeros(parameter.shape(), parameter.dtype()));
   }
   agf::train::save_safetensors(flags.out, tensors, {{"agf.checkpoint", flags.checkpoint}});
   if (!flags.save_batch.empty()) {
@@ -93,22 +96,28 @@ void run_grad(const GradFlags& flags) {
                                                     {"decoder_input", batch.decoder_input},
                                                     {"decoder_target", batch.decoder_target}});
   }
-  fmt::print("loss {:.10f} over {} target tokens; {} gradients written to {}{}\n", loss_tensor.item(), batch.target_tokens,
-             tensors.size() - 1, flags.out,
+  fmt::print("loss {:.10f} over {} target tokens; {} gradients written to {}{}\n", loss_tensor.item(),
+             batch.target_tokens, tensors.size() - 1, flags.out,
              processes.size() > 1 ? fmt::format(" (summed over {} processes)", processes.size()) : "");
 }
 
-const agf::cli::Registration registration{"grad", "Loss and every parameter gradient for one batch, to safetensors", [](CLI::App& command) {
-  auto flags = std::make_shared<GradFlags>();
-  command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint")->required()->check(CLI::ExistingFile);
-  command.add_option("--src", flags->src, "Source lines (one sentence per line)")->required()->check(CLI::ExistingFile);
-  command.add_option("--tgt", flags->tgt, "Target lines")->required()->check(CLI::ExistingFile);
-  command.add_option("--out", flags->out, "Output .safetensors: `loss` and the gradients under parameter names")->required();
-  command.add_option("--save-batch", flags->save_batch, "Also write the batch (encoder_input, decoder_input, decoder_target)");
-  command.add_option("--dtype", flags->dtype, "Compute in f64 or f32")->capture_default_str();
-  command.add_option("--label-smoothing", flags->label_smoothing, "ε of the loss")->capture_default_str()
-      ->check(agf::cli::number_between(0.0, 1.0));
-  command.callback([flags] { run_grad(*flags); });
-}};
+const agf::cli::Registration registration{
+    "grad", "Loss and every parameter gradient for one batch, to safetensors", [](CLI::App& command) {
+      auto flags = std::make_shared<GradFlags>();
+      command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint")->required()->check(CLI::ExistingFile);
+      command.add_option("--src", flags->src, "Source lines (one sentence per line)")
+          ->required()
+          ->check(CLI::ExistingFile);
+      command.add_option("--tgt", flags->tgt, "Target lines")->required()->check(CLI::ExistingFile);
+      command.add_option("--out", flags->out, "Output .safetensors: `loss` and the gradients under parameter names")
+          ->required();
+      command.add_option("--save-batch", flags->save_batch,
+                         "Also write the batch (encoder_input, decoder_input, decoder_target)");
+      command.add_option("--dtype", flags->dtype, "Compute in f64 or f32")->capture_default_str();
+      command.add_option("--label-smoothing", flags->label_smoothing, "ε of the loss")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(0.0, 1.0));
+      command.callback([flags] { run_grad(*flags); });
+    }};
 
 }  // namespace

@@ -50,7 +50,8 @@ void run_inspect(const InspectFlags& flags) {
   const auto& config = loaded.checkpoint.config;
   const std::string scheme = config.pos;
   AGF_CHECK(scheme == "agf-b" || scheme == "agf-m" || scheme == "agf-f" || scheme == "alibi-mult",
-            "inspect: {} uses '{}'; the gravitational curves exist for agf-b, agf-m, agf-f and alibi-mult", flags.checkpoint, scheme);
+            "inspect: {} uses '{}'; the gravitational curves exist for agf-b, agf-m, agf-f and alibi-mult",
+            flags.checkpoint, scheme);
   const int64_t heads = config.heads, distances = flags.max_distance + 1;
   std::vector<agf::cli::Panel> panels;
   std::vector<double> initial_x, initial_y;
@@ -66,7 +67,8 @@ void run_inspect(const InspectFlags& flags) {
       panel.title = fmt::format("{} · {}", name.substr(0, name.find(".self_attn")),
                                 direction == 0 ? "key at/before query (δ=0)" : "key after query (δ=1)");
       for (int64_t h = 0; h < heads; ++h) {
-        agf::cli::Series series{fmt::format("head {}", h), {}, {}, agf::cli::palette_color(static_cast<std::size_t>(h))};
+        agf::cli::Series series{
+            fmt::format("head {}", h), {}, {}, agf::cli::palette_color(static_cast<std::size_t>(h))};
         for (int64_t d = 1; d < distances; ++d) {
           series.x.push_back(static_cast<double>(d));
           series.y.push_back(std::abs(table[(direction * heads + h) * distances + d]));
@@ -77,19 +79,21 @@ void run_inspect(const InspectFlags& flags) {
       panels.push_back(std::move(panel));
     }
   }
-  const std::string title = fmt::format("{}: {} {} — learned positional coefficient C(D)", flags.checkpoint, config.preset,
-                                        config.scheme_label());
+  const std::string title = fmt::format("{}: {} {} — learned positional coefficient C(D)", flags.checkpoint,
+                                        config.preset, config.scheme_label());
   agf::data::write_file(flags.out, agf::cli::render_loglog_panels(title, panels, 2, "distance D", "|C(D)|"));
   fmt::print("{} panels ({} heads each) written to {}\n", panels.size(), heads, flags.out);
 }
 
-const agf::cli::Registration registration{"inspect", "Plot the learned gravitational curves C(D) of a checkpoint (SVG)", [](CLI::App& command) {
-  auto flags = std::make_shared<InspectFlags>();
-  command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint")->required()->check(CLI::ExistingFile);
-  command.add_option("--out", flags->out, "Output .svg")->required();
-  command.add_option("--max-distance", flags->max_distance, "Largest distance D plotted")->capture_default_str()
-      ->check(agf::cli::number_between(1, kMaxPlottedDistance));
-  command.callback([flags] { run_inspect(*flags); });
-}};
+const agf::cli::Registration registration{
+    "inspect", "Plot the learned gravitational curves C(D) of a checkpoint (SVG)", [](CLI::App& command) {
+      auto flags = std::make_shared<InspectFlags>();
+      command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint")->required()->check(CLI::ExistingFile);
+      command.add_option("--out", flags->out, "Output .svg")->required();
+      command.add_option("--max-distance", flags->max_distance, "Largest distance D plotted")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(1, kMaxPlottedDistance));
+      command.callback([flags] { run_inspect(*flags); });
+    }};
 
 }  // namespace

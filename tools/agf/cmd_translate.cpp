@@ -8,8 +8,8 @@
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
 #include "train/checkpoint.h"
-#include "train/device_flag.h"
 #include "train/decode.h"
+#include "train/device_flag.h"
 
 namespace {
 
@@ -48,16 +48,24 @@ void run_translate(const TranslateFlags& flags) {
   if (!lines.empty()) flush();
 }
 
-const agf::cli::Registration registration{"translate", "Translate stdin to stdout (greedy or beam search)", [](CLI::App& command) {
-  auto flags = std::make_shared<TranslateFlags>();
-  command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint (.safetensors)")->required()->check(CLI::ExistingFile);
-  command.add_option("--beam", flags->decode.beam, "Beam size (1: greedy)")->capture_default_str()
-      ->check(agf::cli::number_between(1, agf::train::max_beam));
-  command.add_option("--length-penalty", flags->decode.length_penalty, "Beam: rank by log-probability / length^α")->capture_default_str()
-      ->check(agf::cli::finite_number());
-  command.add_option("--batch", flags->batch, "Sentences decoded together")->capture_default_str()->check(agf::cli::positive_number());
-  command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")->capture_default_str();
-  command.callback([flags] { run_translate(*flags); });
-}};
+const agf::cli::Registration registration{
+    "translate", "Translate stdin to stdout (greedy or beam search)", [](CLI::App& command) {
+      auto flags = std::make_shared<TranslateFlags>();
+      command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint (.safetensors)")
+          ->required()
+          ->check(CLI::ExistingFile);
+      command.add_option("--beam", flags->decode.beam, "Beam size (1: greedy)")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(1, agf::train::max_beam));
+      command.add_option("--length-penalty", flags->decode.length_penalty, "Beam: rank by log-probability / length^α")
+          ->capture_default_str()
+          ->check(agf::cli::finite_number());
+      command.add_option("--batch", flags->batch, "Sentences decoded together")
+          ->capture_default_str()
+          ->check(agf::cli::positive_number());
+      command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")
+          ->capture_default_str();
+      command.callback([flags] { run_translate(*flags); });
+    }};
 
 }  // namespace

@@ -25,8 +25,10 @@ struct ModelFlags {
   void add_to(CLI::App& command) {
     command.add_option("--preset", preset, "Model size: paper-big, base, cpu-small (or tiny, for tests)")
         ->capture_default_str();
-    command.add_option("--pos", pos, "Positional scheme: sinusoidal, none, rope, alibi, alibi-mult, t5, kerple-log, "
-                                     "kerple-power, agf-b, agf-m, agf-f")
+    command
+        .add_option("--pos", pos,
+                    "Positional scheme: sinusoidal, none, rope, alibi, alibi-mult, t5, kerple-log, "
+                    "kerple-power, agf-b, agf-m, agf-f")
         ->capture_default_str();
     command.add_flag("--pcmv", pcmv, "Apply the positional coefficient to the values too (coefficient schemes)");
     command.add_flag("--abs-pe", abs_pe, "Add the sinusoidal embedding on top of the scheme (the paper's +PE)");
@@ -34,10 +36,12 @@ struct ModelFlags {
     command.add_option("--max-distance", max_distance, "L: the longest distance with its own lc2/lc3 entry")
         ->capture_default_str()
         ->check(agf::cli::positive_number());
-    command.add_option("--k", k, "The LC1 exponent k (its initial value with --learnable-k)")->capture_default_str()
+    command.add_option("--k", k, "The LC1 exponent k (its initial value with --learnable-k)")
+        ->capture_default_str()
         ->check(agf::cli::finite_number());
     command.add_flag("--learnable-k", learnable_k, "Learn the LC1 exponent");
-    command.add_option("--dropout", dropout, "Override the preset's dropout")->check(agf::cli::number_between(0.0, 0.99));
+    command.add_option("--dropout", dropout, "Override the preset's dropout")
+        ->check(agf::cli::number_between(0.0, 0.99));
   }
 
   nn::TransformerConfig config(int64_t vocabulary_size) const {

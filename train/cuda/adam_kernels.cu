@@ -6,8 +6,8 @@
 #include <type_traits>
 
 #include "core/cuda/device_types.h"
-#include "core/cuda/runtime.h"
 #include "core/cuda/dispatch.h"
+#include "core/cuda/runtime.h"
 #include "ops/cuda/row_reduce.cuh"
 #include "train/cuda/adam_kernels.h"
 

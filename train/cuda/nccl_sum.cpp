@@ -48,7 +48,8 @@ void nccl_sum(Tensor& buffer, World& world) {
   cuda::DeviceGuard guard(device);
   check_nccl(ncclAllReduce(buffer.raw_data(), buffer.raw_data(), static_cast<std::size_t>(buffer.numel()),
                            buffer.dtype() == DType::f32 ? ncclFloat32 : ncclFloat64, ncclSum, handle,
-                           cuda::current_stream(device)), "ncclAllReduce");
+                           cuda::current_stream(device)),
+             "ncclAllReduce");
 }
 
 }  // namespace agf::train
