@@ -48,8 +48,8 @@ Tensor positional_table_forward(const PositionalParameters& positional, const At
 
 // grad_table: ∂L/∂table (f64, the table's shape). Returns ∂L/∂parameter for each defined parameter, in
 // its dtype. Clamped parameters (rho < 0, r1 or r2 outside their range) get zero gradient.
-//   ∂LC1/∂G = LC1/G = (1+D·rho)^-k,   ∂LC1/∂rho = -k·D·LC1/(1+D·rho),   ∂LC1/∂k = -ln(1+D·rho)·LC1
-//   ∂C/∂lc2[i] = LC1·lc3 (summed over every D with min(D, L-1) = i),   ∂C/∂lc3[i,j] = LC1·lc2[i]
+//   ∂LC1/∂G = LC1/G = base^-k,   ∂LC1/∂rho = -k·D·LC1/base,   ∂LC1/∂k = -ln(base)·LC1   (base = 1 + D·max(rho, 0))
+//   ∂T/∂lc2[i] = LC1·lc3 (summed over every D with min(D, L-1) = i),   ∂T/∂lc3[i,j] = LC1·lc2[i]
 PositionalParameters positional_table_backward(const Tensor& grad_table, const PositionalParameters& positional,
                                                const AttentionOptions& options, const PositionalTableShape& shape);
 

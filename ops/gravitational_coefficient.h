@@ -3,8 +3,8 @@
 // double: written once for the CPU table (ops/cpu/attention_positional.cpp) and the CUDA one
 // (ops/cuda/positional_table_kernels.cu).
 //
-//   LC1(δ, h, D) = G[δ,h] / (1 + D·max(rho[δ,h], 0))^k
-//   ∂LC1/∂G = (1 + D·rho)^-k,   ∂LC1/∂rho = -k·D·LC1/(1 + D·rho) (0 where rho < 0),   ∂LC1/∂k = -ln(1 + D·rho)·LC1
+//   LC1(δ, h, D) = G[δ,h] / base^k,   base = 1 + D·ρ⁺,   ρ⁺ = max(rho[δ,h], 0)
+//   ∂LC1/∂G = base^-k,   ∂LC1/∂rho = -k·D·LC1/base (0 where rho < 0),   ∂LC1/∂k = -ln(base)·LC1
 #include <cmath>
 #include <cstdint>
 

@@ -299,39 +299,39 @@ PositionalParameters positional_table_backward(const Tensor& grad_table, const P
                               lc3 = values_of(p.lc3);
     const double k = exponent_of(p, options);
     std::vector<double> gG(G.size()), grho(rho.size()), glc2(lc2.size()), glc3(lc3.size());
-    double gk = 0;
+    double g_k_exponent = 0;  // ∂L/∂k of LC1 (gk is the keys' gradient)
     for (int64_t direction = 0; direction < 2; ++direction) {
       for (int64_t head = 0; head < H; ++head) {
         const int64_t dh = direction * H + head;
         for (int64_t distance = 0; distance < distances; ++distance) {
           const int64_t i = std::min(distance, L - 1);
           const Lc1 lc1 = lc1_at(G[dh], rho[dh], k, distance);
-          const double* gC = grad_entry(direction, head, distance);
-          // ∂L/∂LC1: C is LC1 times the lower levels, so LC1's gradient is gC times those levels.
+          const double* gT_entry = grad_entry(direction, head, distance);  // gT[δ,h,D,·]
+          // ∂L/∂LC1: T is LC1 times the lower levels, so LC1's gradient is gT times those levels.
           double g_lc1 = 0;
           if (scheme == PositionalScheme::agf_f) {
             const int64_t row = (dh * L + i) * width;
             for (int64_t j = 0; j < width; ++j) {
-              g_lc1 += gC[j] * lc2[dh * L + i] * lc3[row + j];       // ∂C(j)/∂LC1  = lc2·lc3(j)
-              glc2[dh * L + i] += gC[j] * lc1.value * lc3[row + j];  // ∂C(j)/∂lc2  = LC1·lc3(j)
-              glc3[row + j] += gC[j] * lc1.value * lc2[dh * L + i];  // ∂C(j)/∂lc3(j) = LC1·lc2
+              g_lc1 += gT_entry[j] * lc2[dh * L + i] * lc3[row + j];       // ∂T(j)/∂LC1  = lc2·lc3(j)
+              glc2[dh * L + i] += gT_entry[j] * lc1.value * lc3[row + j];  // ∂T(j)/∂lc2  = LC1·lc3(j)
+              glc3[row + j] += gT_entry[j] * lc1.value * lc2[dh * L + i];  // ∂T(j)/∂lc3(j) = LC1·lc2
             }
           } else if (scheme == PositionalScheme::agf_m) {
-            g_lc1 = gC[0] * lc2[dh * L + i];        // ∂C/∂LC1 = lc2
-            glc2[dh * L + i] += gC[0] * lc1.value;  // ∂C/∂lc2 = LC1
+            g_lc1 = gT_entry[0] * lc2[dh * L + i];        // ∂T/∂LC1 = lc2
+            glc2[dh * L + i] += gT_entry[0] * lc1.value;  // ∂T/∂lc2 = LC1
           } else {
-            g_lc1 = gC[0];  // C = LC1
+            g_lc1 = gT_entry[0];  // T = LC1
           }
-          gG[dh] += g_lc1 * lc1.power;  // ∂LC1/∂G = (1 + D·rho)^-k
-          // ∂LC1/∂rho = -k·D·LC1/(1 + D·rho); 0 where rho < 0 (max(rho, 0) is flat there)
+          gG[dh] += g_lc1 * lc1.power;  // ∂LC1/∂G = base^(-k), base = 1 + D·ρ⁺, ρ⁺ = max(rho, 0)
+          // ∂LC1/∂rho = -k·D·LC1/base; 0 where rho < 0 (ρ⁺ is flat there)
           if (rho[dh] >= 0) grho[dh] += g_lc1 * (-k * static_cast<double>(distance) * lc1.value / lc1.base);
-          gk += g_lc1 * (-std::log(lc1.base) * lc1.value);  // ∂LC1/∂k = -ln(1 + D·rho)·LC1
+          g_k_exponent += g_lc1 * (-std::log(lc1.base) * lc1.value);  // ∂LC1/∂k = -ln(base)·LC1
         }
       }
     }
     grads.G = gradient_like(gG, p.G);
     grads.rho = gradient_like(grho, p.rho);
-    if (p.k.defined()) grads.k = gradient_like({gk}, p.k);
+    if (p.k.defined()) grads.k = gradient_like({g_k_exponent}, p.k);
     if (p.lc2.defined()) grads.lc2 = gradient_like(glc2, p.lc2);
     if (p.lc3.defined()) grads.lc3 = gradient_like(glc3, p.lc3);
     return grads;

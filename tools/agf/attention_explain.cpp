@@ -142,7 +142,7 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
   fmt::print("\n== forward ==\n");
   print("D", "distance |m - n|", Dm);
   print("δ", "direction [n > m]", dm);
-  const std::string c_meaning = scheme == PositionalScheme::agf_b   ? "C = LC1(δ,D) = G/(1 + D·rho)^k"
+  const std::string c_meaning = scheme == PositionalScheme::agf_b   ? "C = LC1(δ,D) = G/(1 + D·max(rho, 0))^k"
                                 : scheme == PositionalScheme::agf_m ? "C = LC1(δ,D) · lc2[δ, min(D, L-1)]"
                                                                     : "C = LC1 · lc2[δ,i] · lc3[δ,i,j]";
   for (int j = 0; j < width; ++j) print(per_feature ? fmt::format("C[:, :, j={}]", j) : "C", c_meaning, C[j]);
@@ -216,7 +216,7 @@ int explain_attention(PositionalScheme scheme, bool pcmv, bool causal) {
 
   fmt::print("\n== backward ==\n");
   if (!per_feature) print("gW", "∂L/∂W = g·vᵀ", gW);
-  print("gv", pcmv ? "∂L/∂v = Σ_m a·C·g" : "∂L/∂v = aᵀ·g", gv);
+  print("gv", pcmv ? "∂L/∂v = Σ_m a'·C·g" : "∂L/∂v = a'ᵀ·g", gv);
   print("ga", pcmv ? (per_feature ? "∂L/∂a' = Σ_j g·C·v" : "∂L/∂a' = gW ⊙ C") : "∂L/∂a' = gW", ga);
   print("gs", "∂L/∂s = a' ⊙ ga - a · Σ_n a' ⊙ ga   (0 where masked)", gs);
   for (int j = 0; j < width; ++j) {
