@@ -432,6 +432,29 @@ AGF_FUSED_FN void load_tile(int tid, typename Io::Acc* tile, const HeadRows<Poin
   }
 }
 
+// The reverse for a thread's registers: target row first + ty + 16 i, feature tx + 16 f, gets
+// store(scale · acc[i][f]), for the rows < count and features < head_dim (the tile's padding is not written).
+template <class Io, int kHeadDim>
+AGF_FUSED_FN void store_rows(
+    int tid,
+    const typename Io::Acc (&acc)[Tile<typename Io::Acc, kHeadDim>::kRows][Tile<typename Io::Acc, kHeadDim>::kFeatures],
+    const HeadRows<typename Io::Storage*>& target, int64_t b, int64_t h, int64_t first, int64_t count, int64_t head_dim,
+    typename Io::Acc scale) {
+  using Shape = Tile<typename Io::Acc, kHeadDim>;
+  const int ty = tid / kSide, tx = tid % kSide;
+  AGF_UNROLL
+  for (int i = 0; i < Shape::kRows; ++i) {
+    const int64_t t = first + ty + kSide * i;
+    if (t >= count) continue;
+    typename Io::Storage* row = target.row(b, h, t);
+    AGF_UNROLL
+    for (int f = 0; f < Shape::kFeatures; ++f) {
+      const int j = tx + kSide * f;
+      if (j < head_dim) row[j] = Io::store(scale * acc[i][f]);
+    }
+  }
+}
+
 // dot[i][c] = Σ_j rows[ty + 16 i][j] · cols[tx + 16 c][j] over two shared tiles.
 template <class Acc, int kHeadDim>
 AGF_FUSED_FN void tile_dot(const Acc* rows, const Acc* cols, int ty, int tx,
@@ -747,21 +770,8 @@ AGF_FUSED_FN void key_value_block(Exec& ex, const FusedAttention<typename Io::St
     });
   }
   ex.for_threads([&](int tid, State& st) {
-    const int ty = tid / kSide, tx = tid % kSide;
-    AGF_UNROLL
-    for (int i = 0; i < Shape::kRows; ++i) {
-      const int64_t n = n0 + ty + kSide * i;
-      if (n >= P.keys) continue;
-      typename Io::Storage* gk = A.grad_k.row(b, h, n);
-      typename Io::Storage* gv = A.grad_v.row(b, h, n);
-      AGF_UNROLL
-      for (int f = 0; f < Shape::kFeatures; ++f) {
-        const int j = tx + kSide * f;
-        if (j >= P.head_dim) continue;
-        gk[j] = Io::store(A.scale * st.grad_k[i][f]);
-        gv[j] = Io::store(st.grad_v[i][f]);
-      }
-    }
+    store_rows<Io, kHeadDim>(tid, st.grad_k, A.grad_k, b, h, n0, P.keys, P.head_dim, A.scale);
+    store_rows<Io, kHeadDim>(tid, st.grad_v, A.grad_v, b, h, n0, P.keys, P.head_dim, Acc(1));
   });
 }
 
@@ -812,18 +822,7 @@ AGF_FUSED_FN void query_block(Exec& ex, const FusedAttention<typename Io::Storag
     });
   }
   ex.for_threads([&](int tid, State& st) {
-    const int ty = tid / kSide, tx = tid % kSide;
-    AGF_UNROLL
-    for (int i = 0; i < Shape::kRows; ++i) {
-      const int64_t m = m0 + ty + kSide * i;
-      if (m >= P.queries) continue;
-      typename Io::Storage* gq = A.grad_q.row(b, h, m);
-      AGF_UNROLL
-      for (int f = 0; f < Shape::kFeatures; ++f) {
-        const int j = tx + kSide * f;
-        if (j < P.head_dim) gq[j] = Io::store(A.scale * st.grad_q[i][f]);
-      }
-    }
+    store_rows<Io, kHeadDim>(tid, st.grad_q, A.grad_q, b, h, m0, P.queries, P.head_dim, A.scale);
   });
 }
 
