@@ -69,43 +69,56 @@ std::string tokenize_13a(const std::string& input) {
   return joined;
 }
 
-BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
-                      const std::vector<std::vector<std::string>>& references) {
+BleuStatistics& BleuStatistics::operator+=(const BleuStatistics& other) {
+  for (int n = 0; n < 4; ++n) {
+    matches[n] += other.matches[n];
+    totals[n] += other.totals[n];
+  }
+  hypothesis_length += other.hypothesis_length;
+  reference_length += other.reference_length;
+  return *this;
+}
+
+BleuStatistics sentence_bleu_statistics(const std::string& hypothesis_line,
+                                        const std::vector<std::string>& references) {
   constexpr std::size_t order = 4;
-  AGF_CHECK(!references.empty(), "corpus_bleu: no references");
-  for (const auto& set : references) {
-    AGF_CHECK(set.size() == hypotheses.size(), "corpus_bleu: {} hypotheses but a reference set has {} lines",
-              hypotheses.size(), set.size());
+  AGF_CHECK(!references.empty(), "sentence_bleu_statistics: no references");
+  const std::vector<std::string> hypothesis = split_spaces(tokenize_13a(hypothesis_line));
+  const int64_t hypothesis_length = static_cast<int64_t>(hypothesis.size());
+  BleuStatistics statistics;
+  // Clipped counts: each n-gram counts at most as often as in the reference that has it most.
+  NgramCounts max_reference_counts;
+  int64_t closest_length = -1;
+  for (const auto& line : references) {
+    const std::vector<std::string> reference = split_spaces(tokenize_13a(line));
+    const int64_t length = static_cast<int64_t>(reference.size());
+    const int64_t difference = std::abs(length - hypothesis_length);
+    const int64_t best = std::abs(closest_length - hypothesis_length);
+    if (closest_length < 0 || difference < best || (difference == best && length < closest_length))
+      closest_length = length;
+    for (const auto& [ngram, count] : count_ngrams(reference, order)) {
+      int64_t& kept = max_reference_counts[ngram];
+      kept = std::max(kept, count);
+    }
   }
-  int64_t correct[order] = {0, 0, 0, 0}, total[order] = {0, 0, 0, 0};
+  for (const auto& [ngram, count] : count_ngrams(hypothesis, order)) {
+    const auto found = max_reference_counts.find(ngram);
+    statistics.matches[ngram.size() - 1] += std::min(count, found == max_reference_counts.end() ? 0 : found->second);
+  }
+  for (std::size_t n = 1; n <= order; ++n)
+    statistics.totals[n - 1] += std::max<int64_t>(0, hypothesis_length - static_cast<int64_t>(n) + 1);
+  statistics.hypothesis_length = hypothesis_length;
+  statistics.reference_length = closest_length;
+  return statistics;
+}
+
+BleuScore bleu_score(const BleuStatistics& statistics) {
+  constexpr std::size_t order = 4;
+  const int64_t* correct = statistics.matches;
+  const int64_t* total = statistics.totals;
   BleuScore result;
-  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
-    const std::vector<std::string> hypothesis = split_spaces(tokenize_13a(hypotheses[i]));
-    const int64_t hypothesis_length = static_cast<int64_t>(hypothesis.size());
-    // Clipped counts: each n-gram counts at most as often as in the reference that has it most.
-    NgramCounts max_reference_counts;
-    int64_t closest_length = -1;
-    for (const auto& set : references) {
-      const std::vector<std::string> reference = split_spaces(tokenize_13a(set[i]));
-      const int64_t length = static_cast<int64_t>(reference.size());
-      const int64_t difference = std::abs(length - hypothesis_length);
-      const int64_t best = std::abs(closest_length - hypothesis_length);
-      if (closest_length < 0 || difference < best || (difference == best && length < closest_length))
-        closest_length = length;
-      for (const auto& [ngram, count] : count_ngrams(reference, order)) {
-        int64_t& kept = max_reference_counts[ngram];
-        kept = std::max(kept, count);
-      }
-    }
-    for (const auto& [ngram, count] : count_ngrams(hypothesis, order)) {
-      const auto found = max_reference_counts.find(ngram);
-      correct[ngram.size() - 1] += std::min(count, found == max_reference_counts.end() ? 0 : found->second);
-    }
-    for (std::size_t n = 1; n <= order; ++n)
-      total[n - 1] += std::max<int64_t>(0, hypothesis_length - static_cast<int64_t>(n) + 1);
-    result.hypothesis_length += hypothesis_length;
-    result.reference_length += closest_length;
-  }
+  result.hypothesis_length = statistics.hypothesis_length;
+  result.reference_length = statistics.reference_length;
   const int64_t sys = result.hypothesis_length, ref = result.reference_length;
   result.brevity_penalty = sys >= ref
                                ? 1.0
@@ -129,6 +142,22 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
   }
   result.score = result.brevity_penalty * std::exp(log_sum / order);
   return result;
+}
+
+BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::vector<std::string>>& references) {
+  AGF_CHECK(!references.empty(), "corpus_bleu: no references");
+  for (const auto& set : references) {
+    AGF_CHECK(set.size() == hypotheses.size(), "corpus_bleu: {} hypotheses but a reference set has {} lines",
+              hypotheses.size(), set.size());
+  }
+  BleuStatistics total;
+  std::vector<std::string> sentence_references(references.size());
+  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
+    for (std::size_t r = 0; r < references.size(); ++r) sentence_references[r] = references[r][i];
+    total += sentence_bleu_statistics(hypotheses[i], sentence_references);
+  }
+  return bleu_score(total);
 }
 
 std::string BleuScore::to_string() const {

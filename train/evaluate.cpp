@@ -24,6 +24,13 @@ EvaluationResult evaluate(nn::Transformer& model, const data::TokenDataset& data
         dataset, {.max_tokens = options.max_tokens, .seed = 0, .shuffle = false});
     double smoothed_sum = 0, nll_sum = 0;
     int64_t correct = 0;
+    if (options.per_sentence) {
+      result.sentences.resize(dataset.size());
+      for (std::size_t i = 0; i < dataset.size(); ++i) {
+        result.sentences[i].index = static_cast<int64_t>(i);
+        result.sentences[i].source_tokens = static_cast<int64_t>(dataset.source(i).size());
+      }
+    }
     const double eps = options.label_smoothing;
     for (const auto& indexes : sampler.epoch_batches(0)) {
       const Batch batch = make_batch(dataset, indexes);  // on the CPU: the targets are read here
@@ -36,6 +43,7 @@ EvaluationResult evaluate(nn::Transformer& model, const data::TokenDataset& data
       const Tensor log_probs = ops::log_softmax_forward(wide).to(Device::cpu()).to(DType::f64);
       const double* lp = log_probs.data<double>();
       const std::vector<int64_t> targets = batch.decoder_target.to_int_vector();
+      const std::size_t row_length = static_cast<std::size_t>(batch.decoder_target.size(1));
       for (std::size_t position = 0; position < targets.size(); ++position) {
         const int64_t y = targets[position];
         if (y == data::pad_id) continue;
@@ -50,6 +58,12 @@ EvaluationResult evaluate(nn::Transformer& model, const data::TokenDataset& data
         smoothed_sum += (1 - eps) * -row[y] + eps * -row_sum / static_cast<double>(vocabulary);
         correct += best == y;
         ++result.target_tokens;
+        if (options.per_sentence) {
+          SentenceScore& sentence = result.sentences[indexes[position / row_length]];
+          sentence.nll += -row[y];
+          sentence.correct += best == y;
+          ++sentence.target_tokens;
+        }
       }
     }
     const double tokens = static_cast<double>(std::max<int64_t>(result.target_tokens, 1));
@@ -70,6 +84,15 @@ EvaluationResult evaluate(nn::Transformer& model, const data::TokenDataset& data
     for (const auto& ids : translate(model, sources, options.decode)) hypotheses.push_back(codec.decode(ids));
     result.bleu = corpus_bleu(hypotheses, {references});
     result.bleu_sentences = static_cast<int64_t>(count);
+    if (options.per_sentence) {
+      for (std::size_t i = 0; i < count; ++i) {
+        SentenceScore& sentence = result.sentences[i];
+        sentence.translated = true;
+        sentence.bleu = sentence_bleu_statistics(hypotheses[i], {references[i]});
+        sentence.hypothesis = std::move(hypotheses[i]);
+        sentence.reference = std::move(references[i]);
+      }
+    }
   }
   model.train(was_training);
   return result;

@@ -109,6 +109,10 @@ struct BadInput {
   std::function<std::string(Workspace&)> arguments;  // writes the input; agf's arguments
 };
 
+// One well-formed line of `agf eval --sentences` (train/sentence_scores.h).
+constexpr const char* kGoodSentence =
+    "{\"index\": 0, \"source_tokens\": 3, \"target_tokens\": 4, \"correct\": 2, \"nll\": 1.5}";
+
 // Dataset header fields (data/token_dataset.h): byte offsets.
 constexpr std::size_t kVersion = 8, kVocabHash = 16, kPairs = 32, kFileSize = 56, kOffsets = 64;
 
@@ -467,6 +471,35 @@ std::vector<BadInput> catalogue() {
          return "train --preset tiny --max-steps 1 --data " + folder + " --out " + w.scratch.file("run");
        }},
 
+      // ---- per-sentence scores (agf compare A B; agf eval --sentences writes them) ----
+      {"sentence-scores-not-json", 1, "sentence-scores-not-json.jsonl:1: not a JSON object",
+       [=](Workspace& w) {
+         const std::string path = w.input(".jsonl", "not json\n");
+         return "compare " + path + " " + path;
+       }},
+      {"sentence-scores-field-missing", 1,
+       "sentence-scores-field-missing.jsonl:2: [json.exception.out_of_range.403] key 'source_tokens' not found",
+       [=](Workspace& w) {
+         const std::string path = w.input(".jsonl", std::string(kGoodSentence) + "\n{\"index\": 1}\n");
+         return "compare " + path + " " + path;
+       }},
+      {"sentence-scores-counts-out-of-range", 1, "sentence-scores-counts-out-of-range.jsonl:1: counts out of range",
+       [=](Workspace& w) {
+         const std::string path = w.input(
+             ".jsonl", "{\"index\": 0, \"source_tokens\": 3, \"target_tokens\": 4, \"correct\": 5, \"nll\": 1}\n");
+         return "compare " + path + " " + path;
+       }},
+      {"sentence-scores-empty", 1, "sentence-scores-empty.jsonl: no sentences",
+       [=](Workspace& w) {
+         const std::string path = w.input(".jsonl", "");
+         return "compare " + path + " " + path;
+       }},
+      {"sentence-scores-other-set", 1, "a scores 1 sentences and b 2: the two must score the same set",
+       [=](Workspace& w) {
+         const std::string one = w.scratch.write("one.jsonl", std::string(kGoodSentence) + "\n");
+         return "compare " + one + " " + w.input(".jsonl", std::string(kGoodSentence) + "\n" + kGoodSentence + "\n");
+       }},
+
       // ---- flags (exit 2, the flag named; 1 for values checked once the command runs) ----
       {"flag-unsigned-negative", 2, "--seed: expected a whole number >= 0, got '-1'",
        [=](Workspace& w) { return train(w, "--seed -1"); }},
@@ -496,6 +529,8 @@ std::vector<BadInput> catalogue() {
        [=](Workspace& w) { return train(w, "--clip-norm nan"); }},
       {"flag-max-minutes-negative", 2, "--max-minutes: expected a number >= 0, got '-1'",
        [=](Workspace& w) { return train(w, "--max-minutes -1"); }},
+      {"flag-patience-negative", 2, "--patience: expected a number >= 0, got '-1'",
+       [=](Workspace& w) { return train(w, "--patience -1"); }},
       {"flag-label-smoothing-nan", 2, "--label-smoothing: expected a number from 0 to 1, got 'nan'",
        [=](Workspace& w) { return train(w, "--label-smoothing nan"); }},
       {"flag-dropout-nan", 2, "--dropout: expected a number from 0 to 0.99, got 'nan'",

@@ -11,6 +11,7 @@
 #include "train/decode.h"
 #include "train/device_flag.h"
 #include "train/evaluate.h"
+#include "train/sentence_scores.h"
 
 namespace {
 
@@ -20,6 +21,8 @@ struct EvalFlags {
   int beam = 1;
   uint64_t max_tokens = 4096;
   std::string device = "cpu";
+  std::string sentences;               // write per-sentence scores here ("" = no)
+  std::vector<int64_t> length_bounds;  // token accuracy by source length, these upper bounds
 };
 
 void run_eval(const EvalFlags& flags) {
@@ -35,6 +38,7 @@ void run_eval(const EvalFlags& flags) {
   options.max_tokens = flags.max_tokens;
   options.bleu_sentences = flags.bleu_sentences < 0 ? static_cast<int64_t>(dataset.size()) : flags.bleu_sentences;
   options.decode.beam = flags.beam;
+  options.per_sentence = !flags.sentences.empty() || !flags.length_bounds.empty();
   const auto result = agf::train::evaluate(*loaded.model, dataset, codec, options);
   AGF_CHECK(std::isfinite(result.loss), "eval: {}: the loss on {} is {}: the model's outputs are not finite",
             flags.checkpoint, path, result.loss);
@@ -42,6 +46,19 @@ void run_eval(const EvalFlags& flags) {
   fmt::print("token accuracy {:.2f}%\nloss {:.4f}\nnll {:.4f}\nperplexity {:.2f}\n", result.token_accuracy, result.loss,
              result.nll, result.perplexity);
   if (result.bleu_sentences > 0) fmt::print("{} ({} sentences)\n", result.bleu.to_string(), result.bleu_sentences);
+  if (!flags.length_bounds.empty()) {
+    fmt::print("token accuracy by source length (BPE tokens):\n");
+    for (const auto& bucket : agf::train::length_buckets(result.sentences, flags.length_bounds)) {
+      const std::string range = bucket.high < 0 ? fmt::format("> {}", bucket.low - 1)
+                                                : fmt::format("{}-{}", bucket.low, bucket.high);
+      fmt::print("  {:>9}  {:>6} pairs  {:>8} target tokens  {}\n", range, bucket.pairs, bucket.target_tokens,
+                 bucket.pairs > 0 ? fmt::format("{:.2f}%", bucket.token_accuracy()) : "-");
+    }
+  }
+  if (!flags.sentences.empty()) {
+    agf::train::write_sentence_scores(flags.sentences, result.sentences);
+    fmt::print("per-sentence scores: {}\n", flags.sentences);
+  }
 }
 
 const agf::cli::Registration registration{
@@ -62,6 +79,13 @@ const agf::cli::Registration registration{
           ->check(agf::cli::positive_number());
       command.add_option("--device", flags->device, "Where to run the model: cpu, cuda or cuda:N")
           ->capture_default_str();
+      command.add_option("--sentences", flags->sentences,
+                         "Also write each pair's scores to this file, one JSON line each (for `agf compare`)");
+      command
+          .add_option("--length-buckets", flags->length_bounds,
+                      "Also print token accuracy by source length, buckets up to these bounds, e.g. 40,60,100")
+          ->delimiter(',')
+          ->check(agf::cli::non_negative_number());
       command.callback([flags] { run_eval(*flags); });
     }};
 

@@ -1,0 +1,92 @@
+#include "train/paired_bootstrap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/error.h"
+#include "train/bleu.h"
+
+namespace agf::train {
+
+namespace {
+
+// A metric's sums over a set of sentences, from which the metric is computed.
+struct Sums {
+  int64_t correct = 0, tokens = 0;
+  BleuStatistics bleu;
+
+  void add(const SentenceScore& sentence) {
+    correct += sentence.correct;
+    tokens += sentence.target_tokens;
+    bleu += sentence.bleu;
+  }
+  double metric(PairedMetric which) const {
+    if (which == PairedMetric::bleu) return bleu_score(bleu).score;
+    return tokens > 0 ? 100.0 * static_cast<double>(correct) / static_cast<double>(tokens) : 0.0;
+  }
+};
+
+double percentile(const std::vector<double>& sorted, double q) {  // linear between order statistics
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const std::size_t below = static_cast<std::size_t>(position);
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+}  // namespace
+
+std::string PairedComparison::verdict() const {
+  if (p_value < 0.05 && low > 0) return "b better";
+  if (p_value < 0.05 && high < 0) return "a better";
+  return "not distinguishable";
+}
+
+PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std::vector<SentenceScore>& b,
+                                  PairedMetric metric, int resamples, uint64_t seed) {
+  AGF_CHECK(a.size() == b.size(), "paired bootstrap: a scores {} sentences and b {}: the two must score the same set",
+            a.size(), b.size());
+  AGF_CHECK(!a.empty(), "paired bootstrap: no sentences");
+  AGF_CHECK(resamples >= 1, "paired bootstrap: needs at least 1 resample, got {}", resamples);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    AGF_CHECK(a[i].index == b[i].index && a[i].target_tokens == b[i].target_tokens,
+              "paired bootstrap: sentence {} is pair {} with {} target tokens on one side and pair {} with {} on the "
+              "other: the two must score the same set in the same order",
+              i, a[i].index, a[i].target_tokens, b[i].index, b[i].target_tokens);
+    AGF_CHECK(metric != PairedMetric::bleu || (a[i].translated && b[i].translated),
+              "paired bootstrap: BLEU needs every sentence translated, and pair {} is not (agf eval --bleu-sentences)",
+              a[i].index);
+  }
+  Sums whole_a, whole_b;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    whole_a.add(a[i]);
+    whole_b.add(b[i]);
+  }
+  PairedComparison result;
+  result.a = whole_a.metric(metric);
+  result.b = whole_b.metric(metric);
+  result.difference = result.b - result.a;
+  result.resamples = resamples;
+  std::mt19937_64 random(seed);  // the standard fixes its sequence; the modulo keeps the draws portable
+  std::vector<double> differences;
+  differences.reserve(static_cast<std::size_t>(resamples));
+  int64_t as_far = 0;
+  for (int r = 0; r < resamples; ++r) {
+    Sums sample_a, sample_b;
+    for (std::size_t draw = 0; draw < a.size(); ++draw) {
+      const std::size_t i = static_cast<std::size_t>(random() % a.size());
+      sample_a.add(a[i]);
+      sample_b.add(b[i]);
+    }
+    const double difference = sample_b.metric(metric) - sample_a.metric(metric);
+    differences.push_back(difference);
+    as_far += std::abs(difference - result.difference) >= std::abs(result.difference);
+  }
+  std::sort(differences.begin(), differences.end());
+  result.low = percentile(differences, 0.025);
+  result.high = percentile(differences, 0.975);
+  result.p_value = static_cast<double>(1 + as_far) / static_cast<double>(1 + resamples);
+  return result;
+}
+
+}  // namespace agf::train

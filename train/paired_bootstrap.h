@@ -1,0 +1,39 @@
+#pragma once
+// Paired bootstrap resampling over sentences: are two models' scores on the same test sentences different
+// beyond the luck of which sentences the test set happens to hold? (Koehn 2004, "Statistical significance
+// tests for machine translation evaluation"; sacreBLEU's --paired-bs resamples the same way.)
+//
+// Each of R resamples draws n sentence indices with replacement, the same draw for both models, and computes
+// each model's corpus metric over the drawn sentences: token accuracy = Σ correct / Σ target tokens, or BLEU
+// of the summed n-gram statistics (train/bleu.h). With δ = metric(b) - metric(a) on the whole set and δ*_r on
+// resample r:
+//   interval  the 2.5th and 97.5th percentiles of δ*  (the percentile interval of the difference)
+//   p_value   (1 + #{r : |δ*_r - δ| >= |δ|}) / (1 + R): two-sided, against "no difference", the resampled
+//             differences shifted to centre on 0 (as in Berg-Kirkpatrick et al. 2012's test of δ* > 2δ)
+// Deterministic for a given seed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train/evaluate.h"
+
+namespace agf::train {
+
+enum class PairedMetric { token_accuracy, bleu };
+
+struct PairedComparison {
+  double a = 0, b = 0;       // each model's metric on the whole set
+  double difference = 0;     // b - a
+  double low = 0, high = 0;  // 95 % interval of the difference
+  double p_value = 1;        // two-sided
+  int resamples = 0;
+  // "b better", "a better" (the interval excludes 0 on that side, p < 0.05) or "not distinguishable".
+  std::string verdict() const;
+};
+
+// a and b: the same sentences in the same order (index by index; an error names the first mismatch). BLEU
+// needs every sentence translated in both.
+PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std::vector<SentenceScore>& b,
+                                  PairedMetric metric, int resamples = 1000, uint64_t seed = 1);
+
+}  // namespace agf::train
