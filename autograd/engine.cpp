@@ -31,9 +31,7 @@ NoGradGuard::~NoGradGuard() { grad_mode_enabled = previous_; }
 Variable::Variable(Tensor data, bool requires_grad) : state_(std::make_shared<VariableState>()) {
   AGF_CHECK(data.defined(), "Variable: cannot wrap an undefined tensor");
   AGF_CHECK(!requires_grad || is_floating(data.dtype()),
-            "Variable: only floating-point tensors can require a "
-            "gradient, got {}",
-            data.description());
+            "Variable: only floating-point tensors can require a gradient, got {}", data.description());
   state_->data = std::move(data);
   state_->requires_grad = requires_grad;
 }

@@ -70,9 +70,7 @@ void TransformerConfig::validate() const {
   AGF_CHECK(std::find(kSchemes.begin(), kSchemes.end(), pos) != kSchemes.end(),
             "unknown positional scheme '{}' (expected one of: {})", pos, fmt::join(kSchemes, ", "));
   AGF_CHECK(!pcmv || is_coefficient_scheme(pos),
-            "--pcmv applies to coefficient schemes (agf-b, agf-m, agf-f, "
-            "alibi-mult), not to '{}'",
-            pos);
+            "--pcmv applies to coefficient schemes (agf-b, agf-m, agf-f, alibi-mult), not to '{}'", pos);
   AGF_CHECK(max_distance >= 1, "model config: max distance L must be at least 1, got {}", max_distance);
   AGF_CHECK(std::isfinite(k), "model config: the LC1 exponent k must be finite, got {}", k);
   for (const auto& [name, value, limit] :
@@ -84,9 +82,8 @@ void TransformerConfig::validate() const {
     AGF_CHECK(value <= limit, "model config: {} {} is above agf's limit of {}", name, value, limit);
   }
   AGF_CHECK(approximate_parameters() <= kMaxParameters,
-            "model config: about {:.3g} parameters, above agf's "
-            "limit of {:.0e}",
-            approximate_parameters(), kMaxParameters);
+            "model config: about {:.3g} parameters, above agf's limit of {:.0e}", approximate_parameters(),
+            kMaxParameters);
   AGF_CHECK(pos != "rope" || head_dim() % 2 == 0, "rope needs an even head size, got {}", head_dim());
 }
 
@@ -122,9 +119,7 @@ TransformerConfig TransformerConfig::from_metadata(const std::map<std::string, s
   auto real = [&](const std::string& key) {
     const std::optional<double> value = parse_number<double>(get(key));
     AGF_CHECK(value.has_value() && std::isfinite(*value),
-              "checkpoint metadata 'agf.config.{}' is not a finite number: "
-              "'{}'",
-              key, get(key));
+              "checkpoint metadata 'agf.config.{}' is not a finite number: '{}'", key, get(key));
     return *value;
   };
   auto boolean = [&](const std::string& key) { return get(key) == "true"; };

@@ -117,9 +117,8 @@ Tensor matmul_result(const Tensor& out, const Tensor& a_in, const Tensor& b_in) 
 GemmPlan plan_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int64_t m = out.size(-2), n = out.size(-1), k = a.size(-1);
   AGF_CHECK(m > 0 && n > 0 && k > 0 && out.is_contiguous(),
-            "plan_gemm: needs a non-empty product into a "
-            "contiguous output, got {} @ {} -> {}",
-            a.description(), b.description(), out.description());
+            "plan_gemm: needs a non-empty product into a contiguous output, got {} @ {} -> {}", a.description(),
+            b.description(), out.description());
   const int64_t batch = out.numel() / (m * n);
   GemmPlan plan;
   plan.second = batched_operand(a);

@@ -57,9 +57,7 @@ std::map<std::string, std::string> TrainingState::to_metadata() const {
   metadata["agf.state.world_size"] = std::to_string(world_size);
   if (world_size > 1) {
     AGF_CHECK(dropout_offsets.size() == static_cast<std::size_t>(world_size),
-              "checkpoint: {} dropout stream offsets "
-              "for a world of {} processes",
-              dropout_offsets.size(), world_size);
+              "checkpoint: {} dropout stream offsets for a world of {} processes", dropout_offsets.size(), world_size);
     metadata["agf.state.dropout_offsets"] = fmt::format("{}", fmt::join(dropout_offsets, ","));
   }
   if (loss_scaler) {
@@ -99,15 +97,12 @@ TrainingState TrainingState::from_metadata(const std::map<std::string, std::stri
       const std::size_t comma = std::min(text.find(',', start), text.size());
       const std::optional<uint64_t> offset = parse_number<uint64_t>(text.substr(start, comma - start));
       AGF_CHECK(offset.has_value(),
-                "checkpoint metadata 'agf.state.dropout_offsets' is not a list of whole numbers: "
-                "'{}'",
-                text);
+                "checkpoint metadata 'agf.state.dropout_offsets' is not a list of whole numbers: '{}'", text);
       state.dropout_offsets.push_back(*offset);
       start = comma + 1;
     }
     AGF_CHECK(state.dropout_offsets.size() == static_cast<std::size_t>(state.world_size),
-              "checkpoint metadata "
-              "'agf.state.dropout_offsets' holds {} offsets for a world of {} processes",
+              "checkpoint metadata 'agf.state.dropout_offsets' holds {} offsets for a world of {} processes",
               state.dropout_offsets.size(), state.world_size);
   }
   // Written since mixed precision: older checkpoints are fp32 runs without a scaler state.
@@ -190,9 +185,8 @@ void load_parameters(nn::Module& model, const Checkpoint& checkpoint, const std:
     const std::vector<double> values = saved->to_double_vector();
     const auto non_finite = std::find_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); });
     AGF_CHECK(non_finite == values.end(),
-              "{}: tensor '{}' holds {} at element {}: the weights are not finite (a run "
-              "that diverged?)",
-              path, name, *non_finite, non_finite - values.begin());
+              "{}: tensor '{}' holds {} at element {}: the weights are not finite (a run that diverged?)", path, name,
+              *non_finite, non_finite - values.begin());
     Tensor destination = parameter.data();
     destination.copy_from(*saved);
   }

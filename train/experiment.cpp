@@ -129,9 +129,7 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
   fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
   const TrainSummary summary = train(train_options);
   AGF_CHECK(!summary.interrupted || options.base.max_minutes > 0,
-            "experiment: {} seed {} was interrupted; run the "
-            "same command again to resume",
-            label, seed);
+            "experiment: {} seed {} was interrupted; run the same command again to resume", label, seed);
   const nlohmann::json record{{"label", label},
                               {"seed", seed},
                               {"token_accuracy", summary.token_accuracy},

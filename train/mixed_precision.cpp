@@ -65,8 +65,7 @@ namespace {
 std::vector<std::pair<std::string, Variable>>
 make_masters(const std::vector<std::pair<std::string, Variable>>& parameters, const MixedPrecisionOptions& options) {
   AGF_CHECK(options.master_copies || options.compute_dtype == DType::f32,
-            "mixed precision: computing in {} needs f32 "
-            "master copies of the weights",
+            "mixed precision: computing in {} needs f32 master copies of the weights",
             dtype_name(options.compute_dtype));
   if (!options.master_copies) return parameters;
   std::vector<std::pair<std::string, Variable>> masters;

@@ -152,9 +152,7 @@ TrainSummary train(const TrainOptions& options) {
   AGF_CHECK(options.patience >= 0, "train: --patience must be 0 (off) or more, got {}", options.patience);
   AGF_CHECK(options.save_every >= 0, "train: --save-every must be 0 (off) or more, got {}", options.save_every);
   AGF_CHECK(options.save_every_minutes >= 0 && std::isfinite(options.save_every_minutes),
-            "train: "
-            "--save-every-minutes must be 0 (off) or more, got {}",
-            options.save_every_minutes);
+            "train: --save-every-minutes must be 0 (off) or more, got {}", options.save_every_minutes);
   check_device_usable(options.device);
   World& processes = world();
   const bool root = processes.is_root(), distributed = processes.size() > 1;
@@ -180,15 +178,13 @@ TrainSummary train(const TrainOptions& options) {
   if (root) {
     resume_from = latest_checkpoint(options.out_dir);
     AGF_CHECK(options.resume || resume_from.empty(),
-              "train: {} already holds checkpoints; pass --resume to continue "
-              "that run, or choose another --out",
+              "train: {} already holds checkpoints; pass --resume to continue that run, or choose another --out",
               options.out_dir);
     // --resume of a folder that holds no run is refused: a mistyped --out would otherwise start a new run
     // unnoticed. A run stopped before its first checkpoint has its folder but nothing to continue from.
     AGF_CHECK(!options.resume || !resume_from.empty() || fs::is_directory(checkpoint_dir),
-              "train: --resume: {} holds "
-              "no run to continue (no {}); leave out --resume to start one",
-              options.out_dir, checkpoint_dir.string());
+              "train: --resume: {} holds no run to continue (no {}); leave out --resume to start one", options.out_dir,
+              checkpoint_dir.string());
     if (options.resume && resume_from.empty()) {
       fmt::print(stderr,
                  "note: {} holds no checkpoint yet (the run stopped before its first one): starting it from "
@@ -231,9 +227,8 @@ TrainSummary train(const TrainOptions& options) {
     check_weights_present(*checkpoint, resume_from);
     config = checkpoint->config;
     AGF_CHECK(config.vocabulary_size == static_cast<int64_t>(bpe.vocab_size()),
-              "{}: the model has {} tokens but {} "
-              "has {}",
-              resume_from, config.vocabulary_size, (data_dir / "bpe.json").string(), bpe.vocab_size());
+              "{}: the model has {} tokens but {} has {}", resume_from, config.vocabulary_size,
+              (data_dir / "bpe.json").string(), bpe.vocab_size());
     // The same size is not the same tokenizer: token ids would change meaning under the trained embeddings.
     if (!checkpoint->bpe_json.empty()) {
       const data::BpeModel trained_with = data::BpeModel::from_json(checkpoint->bpe_json, resume_from + " (agf.bpe)");

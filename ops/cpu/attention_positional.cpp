@@ -286,9 +286,8 @@ PositionalParameters positional_table_backward(const Tensor& grad_table, const P
   const int64_t H = shape.heads, distances = shape.distances, L = options.max_distance;
   const int64_t width = is_per_feature(scheme) ? shape.head_dim : 1;
   AGF_CHECK(grad_table.numel() == 2 * H * distances * width,
-            "positional_table_backward: gradient {} does not match "
-            "the table [2, {}, {}, {}]",
-            grad_table.description(), H, distances, width);
+            "positional_table_backward: gradient {} does not match the table [2, {}, {}, {}]", grad_table.description(),
+            H, distances, width);
   const std::vector<double> gT = grad_table.to_double_vector();
   auto grad_entry = [&](int64_t direction, int64_t head, int64_t distance) {
     return gT.data() + ((direction * H + head) * distances + distance) * width;

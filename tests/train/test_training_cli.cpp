@@ -98,9 +98,7 @@ TEST_CASE("train --resume refuses a folder without a run and a run trained with 
   // Another tokenizer of the same size: the ids would change meaning under the trained embeddings.
   const std::string other_bpe = scratch.file("other-bpe.json"), other_data = scratch.file("other-data");
   REQUIRE(run_agf("bpe learn --input " + fixture + "/train.en " + fixture +
-                  "/train.de --vocab-size 400 "
-                  "--character-coverage 0.95 --output " +
-                  other_bpe)
+                  "/train.de --vocab-size 400 --character-coverage 0.95 --output " + other_bpe)
               .status == 0);
   const auto ours = agf::data::BpeModel::load(data + "/bpe.json"), theirs = agf::data::BpeModel::load(other_bpe);
   REQUIRE(ours.vocab_size() == theirs.vocab_size());

@@ -86,8 +86,8 @@ void bench_matmul(BenchMatmulFlags flags) {
   std::optional<agf::ops::cpu::ForcePortableBf16Kernel> portable;
   if (flags.portable_bf16) portable.emplace();
   AGF_CHECK(!bf16 || agf::ops::cpu::bf16_kernel() != agf::ops::cpu::Bf16Kernel::none,
-            "bench matmul: --precision "
-            "bf16: {}; --portable-bf16 times the portable kernel instead (slow: for checking, not a speed)",
+            "bench matmul: --precision bf16: {}; --portable-bf16 times the portable kernel instead (slow: for "
+            "checking, not a speed)",
             agf::ops::cpu::bf16_unavailable_reason());
   const agf::ops::cpu::ScopedMatmulPrecision precision_scope(bf16 ? agf::ops::cpu::MatmulPrecision::bf16
                                                                   : agf::ops::cpu::MatmulPrecision::f32);
@@ -148,8 +148,7 @@ const agf::cli::BenchRegistration registration{
       command.add_option("--device", flags->device, "cpu, cuda or cuda:N")->capture_default_str();
       command
           .add_option("--precision", flags->precision,
-                      "fp32, or bf16: f32 products with bf16 operands on the CPU "
-                      "(needs AVX512-BF16)")
+                      "fp32, or bf16: f32 products with bf16 operands on the CPU (needs AVX512-BF16)")
           ->capture_default_str()
           ->check(CLI::IsMember({"fp32", "bf16"}));
       command.add_flag("--portable-bf16", flags->portable_bf16,

@@ -89,9 +89,8 @@ const agf::cli::Registration registration{
       command.add_option("--device", flags->device, "Where to train: cpu, cuda or cuda:N")->capture_default_str();
       command
           .add_option("--precision", flags->precision,
-                      "fp32; fp16 or bf16 compute with f32 master weights "
-                      "(--device cuda); bf16 on the CPU: bf16 matrix products, needs AVX512-BF16 "
-                      "(docs/mixed-precision.md)")
+                      "fp32; fp16 or bf16 compute with f32 master weights (--device cuda); bf16 on the CPU: bf16 "
+                      "matrix products, needs AVX512-BF16 (docs/mixed-precision.md)")
           ->capture_default_str();
       command.footer(
           "Checkpoints are written at each validation, every --save-every steps, once --save-every-minutes have\n"
