@@ -364,8 +364,13 @@ TrainSummary train(const TrainOptions& options) {
       fs::remove(existing[i].second);
     }
   };
-  // `log`: false when this step's validation is already in metrics.jsonl.
-  auto validate = [&](bool log = true) {
+  // What a validation is: `scheduled` (every --valid-every steps and at --max-steps: logged, and counted by
+  // early stopping), `extra` (when --max-minutes runs out between scheduled ones: logged, not counted, so that
+  // a resumed run stops where an uninterrupted one would), `repeat` (a finished run's last validation again,
+  // to write a lost best.safetensors: already in metrics.jsonl and already counted).
+  enum class Validation { scheduled, extra, repeat };
+  auto validate = [&](Validation kind) {
+    const bool log = kind != Validation::repeat;
     const EvaluationResult result = evaluate(model, valid_set, codec,
                                              {.max_tokens = options.max_tokens,
                                               .label_smoothing = options.label_smoothing,
@@ -397,15 +402,18 @@ TrainSummary train(const TrainOptions& options) {
       state.best_valid_accuracy = result.token_accuracy;
       write_checkpoint(best_path.string());
     }
-    // Early stopping's count, before the step checkpoint that records it. (A validation repeated after a
-    // kill, with log = false, counts again from the previous checkpoint's values: the same outcome.)
-    if (!state.best_valid_loss || result.loss < *state.best_valid_loss) {
-      state.best_valid_loss = result.loss;
-      state.validations_since_best = 0;
-    } else {
-      ++state.validations_since_best;
+    // Early stopping's count, before the step checkpoint that records it (a kill between the two repeats this
+    // validation from the previous checkpoint's count: the same outcome). A loss that is not finite is never
+    // lower, nor kept as the lowest.
+    if (kind == Validation::scheduled) {
+      if (std::isfinite(result.loss) && (!state.best_valid_loss || result.loss < *state.best_valid_loss)) {
+        state.best_valid_loss = result.loss;
+        state.validations_since_best = 0;
+      } else {
+        ++state.validations_since_best;
+      }
     }
-    summary.best_valid_loss = *state.best_valid_loss;
+    if (state.best_valid_loss) summary.best_valid_loss = *state.best_valid_loss;
     save_step_checkpoint();
   };
   auto patience_spent = [&] { return options.patience > 0 && state.validations_since_best >= options.patience; };
@@ -436,7 +444,7 @@ TrainSummary train(const TrainOptions& options) {
                           "nothing to do",
                           options.out_dir, state.step, state.validations_since_best, options.patience));
     // A finished run gets its best.safetensors back: the final weights.
-    if (best_lost) at_checkpoint([&] { validate(/*log=*/false); });
+    if (best_lost) at_checkpoint([&] { validate(Validation::repeat); });
     summary.steps = state.step;
     summary.stopped_early = state.step < options.max_steps;
     if (state.best_valid_loss) summary.best_valid_loss = *state.best_valid_loss;
@@ -551,7 +559,7 @@ TrainSummary train(const TrainOptions& options) {
       }
     }
     if (state.step % options.valid_every == 0 || state.step == options.max_steps) {
-      at_checkpoint([&] { validate(); });
+      at_checkpoint([&] { validate(Validation::scheduled); });
       validated_at_current_step = checkpointed_at_current_step = true;
       if (distributed) {  // rank 0 validated: every process learns its count, and so stops at the same step
         state.validations_since_best = static_cast<int64_t>(
@@ -573,7 +581,7 @@ TrainSummary train(const TrainOptions& options) {
     if (stop_requested || out_of_time) {
       // A signal stops at once with a checkpoint; the time limit ends the run as a normal end would.
       if (out_of_time && !stop_requested && !validated_at_current_step) {
-        at_checkpoint([&] { validate(); });
+        at_checkpoint([&] { validate(Validation::extra); });
       } else if (!checkpointed_at_current_step) {
         at_checkpoint(save_step_checkpoint);
       }
@@ -587,7 +595,7 @@ TrainSummary train(const TrainOptions& options) {
       break;
     }
   }
-  if (!validated_at_current_step && !summary.interrupted) at_checkpoint([&] { validate(); });
+  if (!validated_at_current_step && !summary.interrupted) at_checkpoint([&] { validate(Validation::scheduled); });
   if (terminal) fmt::print(stderr, "\n");
   summary.steps = state.step;
   if (state.step > first_step)

@@ -85,5 +85,13 @@ TEST_CASE("a run stops after `patience` validations without a lower loss, and it
     CHECK(resumed.stopped_early);
     CHECK(resumed.steps == 3);
     CHECK(agf::test::metrics_records(whole, "valid").size() == 3);
+    // Its best.safetensors lost, the resume validates once more to write it, without counting that again.
+    std::filesystem::remove(whole + "/checkpoints/best.safetensors");
+    agf::train::train(again);
+    CHECK(std::filesystem::exists(whole + "/checkpoints/best.safetensors"));
+    const auto after = agf::train::load_checkpoint(agf::train::latest_checkpoint(whole)).state;
+    REQUIRE(after.has_value());
+    CHECK(after->validations_since_best == 2);
+    CHECK(agf::test::metrics_records(whole, "valid").size() == 3);
   }
 }
