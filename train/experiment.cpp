@@ -56,14 +56,40 @@ RunResult read_run(const fs::path& folder) {
   return result;
 }
 
+// The prepared dataset by its contents, not its path (the same data moved is the same; data prepared again
+// into the same folder is not): prepare.json's vocabulary hash and each split's pairs and tokens, or, for a
+// folder without one, the sizes of its files.
+nlohmann::json data_identity(const std::string& data_dir) {
+  const fs::path folder(data_dir);
+  std::ifstream prepare_file(folder / "prepare.json");
+  const auto prepare = nlohmann::json::parse(prepare_file, nullptr, /*allow_exceptions=*/false);
+  if (prepare.is_object() && prepare.contains("vocab_hash") && prepare.contains("splits")) {
+    nlohmann::json identity{{"vocab_hash", prepare.at("vocab_hash")}};
+    for (const auto& [split, counts] : prepare.at("splits").items()) {
+      for (const char* key : {"kept", "source_tokens", "target_tokens"}) {
+        if (counts.contains(key)) identity[split][key] = counts.at(key);
+      }
+    }
+    return identity;
+  }
+  nlohmann::json sizes;
+  for (const char* file : {"bpe.json", "train.bin", "valid.bin"}) {
+    std::error_code error;
+    const auto size = fs::file_size(folder / file, error);
+    sizes[std::string(file) + " bytes"] = error ? -1 : static_cast<int64_t>(size);
+  }
+  return sizes;
+}
+
 // What a run's result depends on besides its seed (the folder's name): the model, every agf.config key of
-// it (the scheme included), and the data, budget and optimisation. summary.json keeps it, so that a finished
-// run is reused only by a grid that asks for the same.
+// it (the scheme included), and the data, budget and optimisation. budget.json (at the run's first start)
+// and summary.json (at its end) keep it, so that a run is resumed or reused only by a grid that asks for the
+// same.
 nlohmann::json run_budget(const TrainOptions& options) {
   nlohmann::json model = nlohmann::json::object();
   for (const auto& [key, value] : options.model.to_metadata()) model[key] = value;
   return {{"model", model},
-          {"data", fs::weakly_canonical(options.data_dir).string()},
+          {"data", data_identity(options.data_dir)},
           {"max_steps", options.max_steps},
           {"max_minutes", options.max_minutes},
           {"max_tokens", options.max_tokens},
@@ -125,6 +151,28 @@ RunResult run_one(const ExperimentOptions& options, const std::string& label, ui
               "--out, or move that folder away to train it again",
               folder.string(), differences);
     return read_run(folder);
+  }
+  // An interrupted run resumes only under the budget it began with (budget.json, written before its first
+  // step); a run begun by an agf that wrote none is refused the same way as a finished one without a budget.
+  const fs::path budget_path = folder / "budget.json";
+  if (train_options.resume) {
+    std::ifstream budget_file(budget_path);
+    const auto begun = nlohmann::json::parse(budget_file, nullptr, /*allow_exceptions=*/false);
+    AGF_CHECK(begun.is_object(),
+              "experiment: {} was begun without a readable budget.json, so it cannot be resumed safely; move that "
+              "folder away to train it again",
+              folder.string());
+    const std::string differences = budget_differences(begun, budget);
+    AGF_CHECK(differences.empty(),
+              "experiment: {} was begun with another budget than this grid's ({}); resume it with its own flags, "
+              "use another --out, or move that folder away to train it again",
+              folder.string(), differences);
+  } else {
+    fs::create_directories(folder);
+    AtomicFile budget_file(budget_path.string());
+    const std::string budget_text = budget.dump(2) + "\n";
+    budget_file.write(budget_text.data(), budget_text.size());
+    budget_file.commit();
   }
   fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
   const TrainSummary summary = train(train_options);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "tests/data/scratch_dir.h"
@@ -71,6 +72,29 @@ TEST_CASE("the grid reuses a finished run only when its budget matches", "[train
     other_model.base.model.dropout = 0.3;
     CHECK_THROWS_WITH(agf::train::run_experiment(other_model), Catch::Contains("agf.config.dropout"));
     CHECK(contents(run / "metrics.jsonl") == metrics);  // nothing was retrained over it
+  }
+  SECTION("an interrupted run resumes only under the budget it began with") {
+    const std::string other = scratch.file("interrupted");
+    const fs::path begun = fs::path(other) / "runs" / "agf-m" / "seed1";
+    auto first = tiny_grid(data, other);
+    first.base.max_steps = 3;
+    first.base.checkpoint_written = [](const std::string& path) {
+      if (fs::path(path).filename() != "best.safetensors") throw std::runtime_error("simulated kill");
+    };
+    CHECK_THROWS_WITH(agf::train::run_experiment(first), "simulated kill");
+    REQUIRE(fs::exists(begun / "budget.json"));
+    REQUIRE_FALSE(fs::exists(begun / "summary.json"));
+    auto changed = tiny_grid(data, other);
+    changed.base.max_steps = 3;
+    changed.base.lr = 1e-3;
+    CHECK_THROWS_WITH(agf::train::run_experiment(changed), Catch::Contains(begun.string()) &&
+                                                               Catch::Contains("was begun with another budget") &&
+                                                               Catch::Contains("lr: 0.003 there, 0.001 here"));
+    auto same = tiny_grid(data, other);
+    same.base.max_steps = 3;
+    agf::train::run_experiment(same);
+    CHECK(fs::exists(begun / "summary.json"));
+    CHECK(agf::test::metrics_records(begun.string(), "train").size() == 3);
   }
   SECTION("a summary without a budget (an older agf's): an error, not a reuse") {
     auto old_summary = summary;
