@@ -56,6 +56,9 @@ PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std
     AGF_CHECK(metric != PairedMetric::bleu || (a[i].translated && b[i].translated),
               "paired bootstrap: BLEU needs every sentence translated, and pair {} is not (agf eval --bleu-sentences)",
               a[i].index);
+    AGF_CHECK(metric != PairedMetric::bleu || a[i].reference == b[i].reference,
+              "paired bootstrap: pair {} has another reference on each side: the two must score the same split",
+              a[i].index);
   }
   Sums whole_a, whole_b;
   for (std::size_t i = 0; i < a.size(); ++i) {

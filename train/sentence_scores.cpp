@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -40,31 +41,43 @@ std::vector<SentenceScore> read_sentence_scores(const std::string& path) {
     const auto line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     AGF_CHECK(line.is_object(), "{}:{}: not a JSON object", path, number);
     SentenceScore s;
+    // A count: a whole number (1.5 is not read as 1) and not negative.
+    auto count = [&](const nlohmann::json& object, auto key) {
+      const nlohmann::json& value = object.at(key);
+      AGF_CHECK(value.is_number_integer() && value.get<int64_t>() >= 0,
+                "{}:{}: '{}' must be a whole number >= 0, got {}", path, number, key, value.dump());
+      return value.get<int64_t>();
+    };
     try {
-      s.index = line.at("index").get<int64_t>();
-      s.source_tokens = line.at("source_tokens").get<int64_t>();
-      s.target_tokens = line.at("target_tokens").get<int64_t>();
-      s.correct = line.at("correct").get<int64_t>();
+      s.index = count(line, "index");
+      s.source_tokens = count(line, "source_tokens");
+      s.target_tokens = count(line, "target_tokens");
+      s.correct = count(line, "correct");
       s.nll = line.at("nll").get<double>();
       if (line.contains("hypothesis")) {
         s.translated = true;
         s.hypothesis = line.at("hypothesis").get<std::string>();
         s.reference = line.at("reference").get<std::string>();
         const auto& bleu = line.at("bleu");
+        const auto& matches = bleu.at("matches");
+        const auto& totals = bleu.at("totals");
+        AGF_CHECK(matches.is_array() && totals.is_array() && matches.size() == 4 && totals.size() == 4,
+                  "{}:{}: 'bleu' needs 4 matches and 4 totals", path, number);
         for (int n = 0; n < 4; ++n) {
-          s.bleu.matches[n] = bleu.at("matches").at(n).get<int64_t>();
-          s.bleu.totals[n] = bleu.at("totals").at(n).get<int64_t>();
+          s.bleu.matches[n] = count(matches, static_cast<std::size_t>(n));
+          s.bleu.totals[n] = count(totals, static_cast<std::size_t>(n));
+          AGF_CHECK(s.bleu.matches[n] <= s.bleu.totals[n], "{}:{}: {}-gram matches {} exceed their total {}", path,
+                    number, n + 1, s.bleu.matches[n], s.bleu.totals[n]);
         }
-        s.bleu.hypothesis_length = bleu.at("hyp_len").get<int64_t>();
-        s.bleu.reference_length = bleu.at("ref_len").get<int64_t>();
+        s.bleu.hypothesis_length = count(bleu, "hyp_len");
+        s.bleu.reference_length = count(bleu, "ref_len");
       }
     } catch (const nlohmann::json::exception& error) {
       fail("{}:{}: {}", path, number, error.what());
     }
-    AGF_CHECK(s.index >= 0 && s.source_tokens >= 0 && s.target_tokens >= 1 && s.correct >= 0 &&
-                  s.correct <= s.target_tokens,
-              "{}:{}: counts out of range (index {}, source_tokens {}, target_tokens {}, correct {})", path, number,
-              s.index, s.source_tokens, s.target_tokens, s.correct);
+    AGF_CHECK(s.target_tokens >= 1 && s.correct <= s.target_tokens && std::isfinite(s.nll) && s.nll >= 0,
+              "{}:{}: counts out of range (target_tokens {}, correct {}, nll {})", path, number, s.target_tokens,
+              s.correct, s.nll);
     sentences.push_back(std::move(s));
   }
   AGF_CHECK(!sentences.empty(), "{}: no sentences", path);

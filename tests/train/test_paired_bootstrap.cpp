@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "data/bpe_model.h"
+#include "data/token_dataset.h"
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
 #include "tests/train/tiny_fixture.h"
@@ -93,6 +95,16 @@ TEST_CASE("the paired bootstrap refuses sets that are not the same sentences", "
                     Catch::Contains("sentence 3 is pair 3"));
   CHECK_THROWS_WITH(agf::train::paired_bootstrap(a, scores(9, [](int) { return 5; }), PairedMetric::token_accuracy),
                     Catch::Contains("a scores 10 sentences and b 9"));
+  auto translated_a = a, translated_b = a;
+  for (auto* side : {&translated_a, &translated_b}) {
+    for (auto& s : *side) {
+      s.translated = true;
+      s.reference = "ref " + std::to_string(s.index);
+    }
+  }
+  translated_b[4].reference = "another";
+  CHECK_THROWS_WITH(agf::train::paired_bootstrap(translated_a, translated_b, PairedMetric::bleu),
+                    Catch::Contains("pair 4 has another reference on each side"));
   CHECK_THROWS_WITH(agf::train::paired_bootstrap(a, a, PairedMetric::bleu),
                     Catch::Contains("BLEU needs every sentence translated"));
 }
@@ -149,6 +161,15 @@ TEST_CASE("agf eval --sentences adds up to its corpus figures, and agf compare r
     translated += s.translated;
   }
   CHECK(translated == 5);
+  // Each pair's own counts: its reference's tokens and eos, and its source's tokens (a wrong assignment of
+  // batch positions to pairs would move tokens between pairs and keep the sums).
+  const auto bpe = agf::data::BpeModel::load(data + "/bpe.json");
+  const auto valid = agf::data::TokenDataset::open(data + "/valid.bin", bpe.hash());
+  for (const auto& s : sentences) {
+    INFO("pair " << s.index);
+    CHECK(s.target_tokens == static_cast<int64_t>(valid.target(static_cast<std::size_t>(s.index)).size()) + 1);
+    CHECK(s.source_tokens == static_cast<int64_t>(valid.source(static_cast<std::size_t>(s.index)).size()));
+  }
   CHECK_THAT(evaluated.output, Catch::Contains(fmt::format("{} target tokens", tokens)) &&
                                    Catch::Contains(fmt::format("token accuracy {:.2f}%", 100.0 * correct / tokens)));
 

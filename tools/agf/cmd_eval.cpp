@@ -26,6 +26,7 @@ struct EvalFlags {
 };
 
 void run_eval(const EvalFlags& flags) {
+  agf::train::length_buckets({}, flags.length_bounds);  // the bounds checked before the evaluation, not after
   const agf::Device device = agf::train::usable_device(flags.device);
   auto loaded = agf::train::load_model(flags.checkpoint);
   loaded.model->to(device);  // f32 weights, as the checkpoint stores them
