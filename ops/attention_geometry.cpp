@@ -28,4 +28,17 @@ AttentionGeometry attention_geometry(const Tensor& q, const Tensor& k, const Ten
   return g;
 }
 
+void check_attention_options(const AttentionOptions& options) {
+  AGF_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "attention: dropout must be in [0, 1), got {}",
+            options.dropout);
+}
+
+void check_attention_gradient(const Tensor& grad, const Tensor& q, const AttentionGeometry& g) {
+  AGF_CHECK(grad.defined() && grad.shape() == Shape({g.batch, g.heads, g.queries, g.head_dim}),
+            "attention_backward: the gradient must be [{}, {}, {}, {}], got {}", g.batch, g.heads, g.queries,
+            g.head_dim, grad.defined() ? grad.description() : "undefined");
+  check_same_device(grad, q, "attention_backward");
+  check_same_dtype(grad, q, "attention_backward");
+}
+
 }  // namespace agf::ops

@@ -19,4 +19,10 @@ struct AttentionGeometry {
 // q [B, H, Tq, dk], k and v [B, H, Tk, dk], all defined, floating, of one dtype and on one device.
 AttentionGeometry attention_geometry(const Tensor& q, const Tensor& k, const Tensor& v, PositionalScheme scheme);
 
+// The options every device accepts: dropout in [0, 1).
+void check_attention_options(const AttentionOptions& options);
+
+// The backward's incoming gradient: defined, [B, H, Tq, dk] of the call, on q's device and of its dtype.
+void check_attention_gradient(const Tensor& grad, const Tensor& q, const AttentionGeometry& g);
+
 }  // namespace agf::ops

@@ -573,11 +573,6 @@ std::pair<Tensor, Tensor> kernel_query_key(const Tensor& q, const Tensor& k, Pos
   return {unit_stride_rows(q), unit_stride_rows(k)};
 }
 
-void check_options(const AttentionOptions& options) {
-  AGF_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "attention: dropout must be in [0, 1), got {}",
-            options.dropout);
-}
-
 }  // namespace
 
 // ---- the op --------------------------------------------------------------------------------------------------
@@ -588,7 +583,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
   AGF_CUDA_ROUTE(on_cuda("attention", q_in, k_in, v_in, key_lengths),
                  cuda::attention_forward(q_in, k_in, v_in, key_lengths, positional, options));
   const Geometry g = geometry_of(q_in, k_in, v_in, options.scheme);
-  check_options(options);
+  check_attention_options(options);
   const PositionalTableShape table_shape{g.heads, g.head_dim, g.distances};
   AttentionForward result;
   result.saved.table = positional_table_forward(positional, options, table_shape);
@@ -634,11 +629,8 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
   AGF_CUDA_ROUTE(on_cuda("attention_backward", grad_in, q_in, k_in, v_in, key_lengths),
                  cuda::attention_backward(grad_in, q_in, k_in, v_in, key_lengths, positional, options, saved));
   const Geometry g = geometry_of(q_in, k_in, v_in, options.scheme);
-  check_options(options);
-  AGF_CHECK(grad_in.defined() && grad_in.shape() == Shape({g.batch, g.heads, g.queries, g.head_dim}),
-            "attention_backward: the gradient must be [{}, {}, {}, {}], got {}", g.batch, g.heads, g.queries,
-            g.head_dim, grad_in.defined() ? grad_in.description() : "undefined");
-  check_same_dtype(grad_in, q_in, "attention_backward");
+  check_attention_options(options);
+  check_attention_gradient(grad_in, q_in, g);
   AGF_CHECK(saved.weights.defined(), "attention_backward: the saved weights of the forward are missing");
   // Named tensors, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
   const std::pair<Tensor, Tensor> query_key = kernel_query_key(q_in, k_in, options.scheme);

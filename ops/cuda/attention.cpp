@@ -35,11 +35,6 @@ using materialized::term_of;
 
 using Geometry = AttentionGeometry;
 
-void check_options(const AttentionOptions& options) {
-  AGF_CHECK(options.dropout >= 0.0 && options.dropout < 1.0, "attention: dropout must be in [0, 1), got {}",
-            options.dropout);
-}
-
 // key_lengths as the kernels read them: i64 [B] on q's device (undefined = no padding). Checked on the
 // device by a deferred scan (ops/cuda/index_check_kernels.h): a length outside [0, Tk] is reported at the
 // host's next synchronisation, and the kernels meanwhile clamp it (PairGeometry::key_length). The kernels
@@ -380,7 +375,7 @@ AttentionForward attention_forward(const Tensor& q_in, const Tensor& k_in, const
                                    const Tensor& key_lengths, const PositionalParameters& positional,
                                    const AttentionOptions& options, AttentionKernel kernel) {
   const Geometry g = attention_geometry(q_in, k_in, v_in, options.scheme);
-  check_options(options);
+  check_attention_options(options);
   const Device device = q_in.device();
   const Tensor table = device_table(positional, options, g, device, compute_dtype(q_in.dtype()));
   const Tensor lengths = device_key_lengths(key_lengths, q_in, g);
@@ -396,12 +391,8 @@ AttentionGradients attention_backward(const Tensor& grad_in, const Tensor& q_in,
                                       const Tensor& key_lengths, const PositionalParameters& positional,
                                       const AttentionOptions& options, const AttentionSaved& saved) {
   const Geometry g = attention_geometry(q_in, k_in, v_in, options.scheme);
-  check_options(options);
-  AGF_CHECK(grad_in.defined() && grad_in.shape() == Shape({g.batch, g.heads, g.queries, g.head_dim}),
-            "attention_backward: the gradient must be [{}, {}, {}, {}], got {}", g.batch, g.heads, g.queries,
-            g.head_dim, grad_in.defined() ? grad_in.description() : "undefined");
-  check_same_device(grad_in, q_in, "attention_backward");
-  check_same_dtype(grad_in, q_in, "attention_backward");
+  check_attention_options(options);
+  check_attention_gradient(grad_in, q_in, g);
   // The kernels read the saved tensors through raw pointers: saved values from another device (or the CPU op's)
   // would hand them host pointers, and a scheme's missing table a null one (a sticky illegal-address error).
   for (const Tensor* t :
