@@ -39,6 +39,7 @@ if [ ! -f "$run_dir/data/train.bin" ]; then
   "$agf" bpe learn --input "$corpus/train.en.xz" "$corpus/train.de.xz" --vocab-size 8000 --output "$run_dir/bpe.json"
   "$agf" corpus prepare --train-src "$corpus/train.en.xz" --train-tgt "$corpus/train.de.xz" \
     --valid-src "$corpus/valid.en.xz" --valid-tgt "$corpus/valid.de.xz" \
+    --test-src "$corpus/test.en.xz" --test-tgt "$corpus/test.de.xz" \
     --bpe "$run_dir/bpe.json" --out "$run_dir/data" --max-length 100
 fi
 

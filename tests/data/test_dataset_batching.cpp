@@ -211,4 +211,18 @@ TEST_CASE("corpus prepare: encodes, filters with counts, and round-trips through
   CHECK(WEXITSTATUS(std::system(with_target.c_str())) == 2);
   CHECK(read_file(dir.file("err.txt")).find("--train-tgt: not used with a .tsv --train-src") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("out3/train.bin")));
+
+  // --test-src/--test-tgt write the held-out split beside the others (read by agf eval --split test)
+  const std::string with_test = std::string(AGF_BINARY) + " corpus prepare --train-src " + dir.file("t.en") +
+                                " --train-tgt " + dir.file("t.de") + " --test-src " + dir.file("t.en") +
+                                " --test-tgt " + dir.file("t.de") + " --max-length 12 --bpe " + dir.file("bpe.json") +
+                                " --out " + dir.file("out4") + " 2> " + dir.file("err.txt");
+  CHECK(WEXITSTATUS(std::system(with_test.c_str())) == 0);
+  CHECK(TokenDataset::open(dir.file("out4/test.bin"), model.hash()).size() == 2);
+  CHECK(read_file(dir.file("out4/prepare.json")).find("\"test\"") != std::string::npos);
+  const std::string test_alone = std::string(AGF_BINARY) + " corpus prepare --train-src " + dir.file("t.en") +
+                                 " --train-tgt " + dir.file("t.de") + " --test-src " + dir.file("t.en") + " --bpe " +
+                                 dir.file("bpe.json") + " --out " + dir.file("out5") + " 2> " + dir.file("err.txt");
+  CHECK(WEXITSTATUS(std::system(test_alone.c_str())) == 1);
+  CHECK(read_file(dir.file("err.txt")).find("--test-src is given without --test-tgt") != std::string::npos);
 }

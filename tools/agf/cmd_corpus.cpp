@@ -1,6 +1,7 @@
 // `agf corpus build|prepare`: make a parallel corpus; binarize one with a BPE model.
 //   agf corpus build libreoffice-help --out DIR [--from TREE] [--seed N] [--xz]
-//   agf corpus prepare --train-src F --train-tgt F --valid-src F --valid-tgt F --bpe MODEL --out DIR
+//   agf corpus prepare --train-src F --train-tgt F --valid-src F --valid-tgt F [--test-src F --test-tgt F]
+//                      --bpe MODEL --out DIR
 #include <fmt/format.h>
 
 #include <tuple>
@@ -49,7 +50,8 @@ void add_build(CLI::App& corpus) {
 }
 
 struct PrepareArgs {
-  std::string train_source, train_target, valid_source, valid_target, model, out, format = "auto";
+  std::string train_source, train_target, valid_source, valid_target, test_source, test_target, model, out,
+      format = "auto";
   PrepareOptions options;
 };
 
@@ -59,7 +61,8 @@ void prepare(const PrepareArgs& args) {
   };
   std::vector<SplitFiles> splits;
   for (const auto& [name, source, target] : {std::tuple{"train", args.train_source, args.train_target},
-                                             std::tuple{"valid", args.valid_source, args.valid_target}}) {
+                                             std::tuple{"valid", args.valid_source, args.valid_target},
+                                             std::tuple{"test", args.test_source, args.test_target}}) {
     if (source.empty()) continue;
     const CorpusFormat format = format_of(source);
     AGF_CHECK(format == CorpusFormat::tsv || !target.empty(),
@@ -83,7 +86,7 @@ void prepare(const PrepareArgs& args) {
 
 void add_prepare(CLI::App& corpus) {
   auto* command = corpus.add_subcommand(
-      "prepare", "encode parallel text with a BPE model into token datasets (OUT/train.bin, OUT/valid.bin)");
+      "prepare", "encode parallel text with a BPE model into token datasets (OUT/train.bin, valid.bin, test.bin)");
   auto args = std::make_shared<PrepareArgs>();
   command->add_option("--train-src", args->train_source, "training source: text, .tsv (both sides) or .sgm")
       ->required()
@@ -91,6 +94,9 @@ void add_prepare(CLI::App& corpus) {
   command->add_option("--train-tgt", args->train_target, "training target (not with .tsv)")->check(CLI::ExistingFile);
   command->add_option("--valid-src", args->valid_source, "validation source")->check(CLI::ExistingFile);
   command->add_option("--valid-tgt", args->valid_target, "validation target")->check(CLI::ExistingFile);
+  command->add_option("--test-src", args->test_source, "held-out test source (agf eval --split test)")
+      ->check(CLI::ExistingFile);
+  command->add_option("--test-tgt", args->test_target, "held-out test target")->check(CLI::ExistingFile);
   command->add_option("--bpe", args->model, "BPE model from `agf bpe learn`")->required()->check(CLI::ExistingFile);
   command->add_option("--out", args->out, "output directory")->required();
   command->add_option("--format", args->format, "plain, tsv, sgm, or auto (by file name)")
