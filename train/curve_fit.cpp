@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "train/percentile.h"
 
 namespace agf::train {
 
@@ -110,13 +111,7 @@ CeilingInterval ceiling_interval(const std::vector<double>& steps, const std::ve
     ceilings.push_back(fit_power_law(steps, resampled, ceiling).a);
   }
   std::sort(ceilings.begin(), ceilings.end());
-  auto percentile = [&](double q) {  // linear between order statistics
-    const double position = q * static_cast<double>(ceilings.size() - 1);
-    const std::size_t below = static_cast<std::size_t>(position);
-    const std::size_t above = std::min(below + 1, ceilings.size() - 1);
-    return ceilings[below] + (position - static_cast<double>(below)) * (ceilings[above] - ceilings[below]);
-  };
-  return {percentile(0.025), percentile(0.975)};
+  return {percentile(ceilings, 0.025), percentile(ceilings, 0.975)};
 }
 
 }  // namespace agf::train

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "train/bleu.h"
+#include "train/percentile.h"
 
 namespace agf::train {
 
@@ -26,13 +27,6 @@ struct Sums {
     return tokens > 0 ? 100.0 * static_cast<double>(correct) / static_cast<double>(tokens) : 0.0;
   }
 };
-
-double percentile(const std::vector<double>& sorted, double q) {  // linear between order statistics
-  const double position = q * static_cast<double>(sorted.size() - 1);
-  const std::size_t below = static_cast<std::size_t>(position);
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
-}
 
 }  // namespace
 
