@@ -19,17 +19,9 @@ namespace {
 struct SimulatedKill {};
 
 agf::train::TrainOptions still_options(const std::string& data, const std::string& run, int64_t patience) {
-  agf::train::TrainOptions options;
-  options.data_dir = data;
-  options.out_dir = run;
-  options.model = agf::nn::TransformerConfig::from_preset("tiny");
-  options.max_steps = 10;
-  options.valid_every = 1;
+  auto options = agf::test::tiny_training(data, run, 10, 1);
   options.patience = patience;
   options.lr = 0;  // the weights stay as initialised: the validation loss never goes down
-  options.warmup = 1;
-  options.bleu_sentences = 0;
-  options.quiet = true;
   return options;
 }
 

@@ -23,16 +23,7 @@ agf::train::ExperimentOptions tiny_grid(const std::string& data, const std::stri
   options.schemes = {"agf-m"};
   options.seeds = 1;
   options.best_count = 0;
-  auto& base = options.base;
-  base.data_dir = data;
-  base.out_dir = out;
-  base.model = agf::nn::TransformerConfig::from_preset("tiny");
-  base.max_steps = 2;
-  base.valid_every = 1;
-  base.lr = 3e-3;
-  base.warmup = 1;
-  base.bleu_sentences = 0;
-  base.quiet = true;
+  options.base = agf::test::tiny_training(data, out, 2, 1);
   return options;
 }
 

@@ -134,16 +134,7 @@ TEST_CASE("agf eval --sentences adds up to its corpus figures, and agf compare r
           "[train][bootstrap][cli]") {
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);
-  agf::train::TrainOptions options;
-  options.data_dir = data;
-  options.out_dir = scratch.file("run");
-  options.model = agf::nn::TransformerConfig::from_preset("tiny");
-  options.max_steps = 3;
-  options.valid_every = 3;
-  options.lr = 3e-3;
-  options.warmup = 1;
-  options.bleu_sentences = 0;
-  options.quiet = true;
+  const auto options = agf::test::tiny_training(data, scratch.file("run"), 3, 3);
   agf::train::train(options);
   const std::string checkpoint = options.out_dir + "/checkpoints/best.safetensors";
   const std::string file = scratch.file("sentences.jsonl");

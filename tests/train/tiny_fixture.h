@@ -11,6 +11,7 @@
 
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
+#include "train/trainer.h"
 
 namespace agf::test {
 
@@ -30,6 +31,23 @@ inline std::string prepare_tiny_fixture(const ScratchDir& scratch) {
                   " --out " + data)
               .status == 0);
   return data;
+}
+
+// A short run of the tiny preset (agf-m) on a prepared fixture into `run`: `steps` updates, validating every
+// `valid_every`, lr 3e-3 with a warmup of 1, no BLEU, quiet. Tests change what they are about.
+inline agf::train::TrainOptions tiny_training(const std::string& data, const std::string& run, int64_t steps,
+                                              int64_t valid_every) {
+  agf::train::TrainOptions options;
+  options.data_dir = data;
+  options.out_dir = run;
+  options.model = agf::nn::TransformerConfig::from_preset("tiny");
+  options.max_steps = steps;
+  options.valid_every = valid_every;
+  options.lr = 3e-3;
+  options.warmup = 1;
+  options.bleu_sentences = 0;
+  options.quiet = true;
+  return options;
 }
 
 // The records of RUN/metrics.jsonl whose "split" is `split` ("train" or "valid"), in file order.
