@@ -12,6 +12,11 @@
 // (rows past A's last and columns past B's last are zeros too). This is the operand layout of vdpbf16ps: a
 // word of A broadcast to every lane, one row pair of B as NR lanes.
 //
+// The AMX kernel reads B's panel so too, 16 pairs at a time (a tile of 16 rows of 16 words), and A's rows whole
+// (the row layout; a tile of 16 rows of 16 words), with `pairs` padded by zeros to a multiple of 16:
+//
+//   a_panel[i·pairs + p] = bf16(A[i, 2p]) | bf16(A[i, 2p+1]) << 16      i < kBf16AmxTileRows, p < pairs
+//
 // The arithmetic contract, the same for every kernel:
 //
 //   acc[i][j] = accumulate ? C[i, j] : 0                                       f32
@@ -30,6 +35,10 @@ namespace agf::ops::cpu {
 // pair of B and one broadcast word of A: 31 of the 32 registers (docs/cpu-speed.md).
 inline constexpr int64_t kBf16TileRows = 14;
 inline constexpr int64_t kBf16TileCols = 32;
+// 32 × 32 for AMX: 2 × 2 tile registers of 16 × 16 f32, and two of A and two of B, 8 in all; the panels' pairs a
+// multiple of 16 (a tile row of 64 bytes).
+inline constexpr int64_t kBf16AmxTileRows = 32;
+inline constexpr int64_t kBf16AmxPairMultiple = 16;
 
 // C[i, j] at c[i·ldc + j], i < kBf16TileRows, j < kBf16TileCols; see above.
 using Bf16TileKernel = void (*)(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_panel, float* c, int64_t ldc,
@@ -44,5 +53,13 @@ void bf16_tile_portable(int64_t pairs, const uint32_t* a_panel, const uint32_t* 
 // (bf16_avx512_supported(), ops/cpu/gemm_bf16.h); compiled in every x86-64 build through a target attribute.
 void bf16_tile_avx512(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_panel, float* c, int64_t ldc,
                       bool accumulate);
+
+// tdpbf16ps (AMX-BF16) on 4 tile registers, a kBf16AmxTileRows × kBf16TileCols tile from A's row layout; pairs a
+// multiple of kBf16AmxPairMultiple. Only where bf16_amx_supported() (gemm_bf16.h) says the processor has AMX-BF16
+// and Linux has granted the tile registers; compiled in every x86-64 build through a target attribute. Its order
+// within a pair is Intel's for tdpbf16ps (the even element first), so it meets the contract's bound, not
+// necessarily its bits.
+void bf16_tile_amx(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_panel, float* c, int64_t ldc,
+                   bool accumulate);
 
 }  // namespace agf::ops::cpu

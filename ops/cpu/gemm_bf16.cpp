@@ -5,11 +5,19 @@
 //     k in blocks of kDepthBlock                  B's block packed by all threads together (an OpenMP for)
 //       rows of C in blocks of `row_block`        A's block: row_block × kDepthBlock, packed by the thread using it
 //         tile columns (kBf16TileCols)            one panel of B: kDepthBlock × 32 bf16 = 16 KiB, stays in L1
-//           tile rows (kBf16TileRows)             the tile kernel; partial tiles go through a small buffer
+//           tile rows (the kernel's)              the tile kernel; partial tiles go through a small buffer
 // The first k block writes C, the later ones add to it (accumulate): an f32 store and reload, no rounding.
+// The kernel decides A's layout (panels for AVX512-BF16 and the portable kernel, rows for AMX), its tile's rows,
+// and the multiple that a panel's pairs are padded to with zeros (TilePlan).
 #include "ops/cpu/gemm_bf16.h"
 
 #include <omp.h>
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -26,11 +34,13 @@ namespace agf::ops::cpu {
 
 namespace {
 
-constexpr int64_t R = kBf16TileRows, N = kBf16TileCols;
+constexpr int64_t N = kBf16TileCols;
 // k per block (even): B's panel of 128 pairs × 32 words = 16 KiB and A's of 128 × 14 words = 7 KiB share L1.
 constexpr int64_t kDepthBlock = 256;
-// Rows per block of A at most: 336 × 256 bf16 = 168 KiB, within L2 (1 MiB on Zen 4, 2 MiB on Sapphire Rapids).
-constexpr int64_t kMaxRowBlock = 24 * R;
+// Rows per block of A at most, for any kernel: 384 × 256 bf16 = 192 KiB, within L2 (1 MiB on Zen 4, 2 MiB on
+// Sapphire Rapids).
+constexpr int64_t kMaxRowBlock = 384;
+constexpr int64_t kMaxTileRows = std::max(kBf16TileRows, kBf16AmxTileRows);
 // Columns per block of B: 256 × 2048 bf16 = 1 MiB, read by both threads from L2/L3.
 constexpr int64_t kColumnBlock = 64 * N;
 // Products with fewer multiply-adds run on one thread: 2^21 take about 40 µs on one core at the AVX-512 kernel's
@@ -38,9 +48,12 @@ constexpr int64_t kColumnBlock = 64 * N;
 // another process holds a core and a thread waits at each barrier for one that is not running.
 constexpr int64_t kParallelMultiplyAdds = int64_t(1) << 21;
 
-std::atomic<int> forced_portable{0};
+// The kernel a living ForceBf16Kernel chose (Bf16Kernel::none: none lives), and how many live.
+std::atomic<Bf16Kernel> forced_kernel{Bf16Kernel::none};
+std::atomic<int> forcing{0};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t multiple) { return ceil_div(a, multiple) * multiple; }
 
 // bf16(x) as the tile kernels read it: rounded to nearest even (core/half.h, the one home of that rounding),
 // then a subnormal (exponent bits 0, mantissa not) made a zero of the same sign, as vdpbf16ps treats it.
@@ -63,35 +76,68 @@ inline void round_pairs(const float* even, const float* odd, int64_t count, uint
   }
 }
 
+// words[p] = the pair word of (x[2p], x[2p+1]) for p < ceil(depth/2), x contiguous, depth <= kDepthBlock; an odd
+// depth's last upper half is zero. The floats are rounded as one contiguous run of halves (vectorized: 16 floats
+// to 16 bf16 in a few instructions), which are the words (little-endian: the even one in the lower half).
+inline void round_run(const float* x, int64_t depth, uint32_t* words) {
+  alignas(64) uint16_t halves[kDepthBlock + 1];
+  for (int64_t i = 0; i < depth; ++i) halves[i] = packed_bf16(x[i]);
+  halves[depth] = 0;
+  std::memcpy(words, halves, sizeof(uint32_t) * ceil_div(depth, 2));
+}
+
 // The transpose that deals a block of lanes' runs of words out to a panel (ops/cpu/word_transpose.h): the AVX-512
-// one with the AVX512-BF16 kernel, the plain loop with the portable one.
+// one with the AVX-512 kernels, the plain loop with the portable one.
 using WordTranspose = void (*)(const uint32_t* in, int64_t in_stride, int64_t lanes, int64_t count, uint32_t* out,
                                int64_t out_stride);
 
-// One panel (bf16_tile.h): `width` lanes (A's rows or B's columns) × ceil(depth/2) pairs, lane l of pair p at
+// What the driver needs to know of a tile kernel.
+struct TilePlan {
+  Bf16TileKernel tile;
+  WordTranspose transpose;
+  int64_t rows;           // of a tile of C (its columns: kBf16TileCols)
+  int64_t pair_multiple;  // a panel's pairs padded with zeros to a multiple of this
+  bool a_row_layout;      // A packed in the row layout (AMX), else in panels (bf16_tile.h)
+  int64_t max_row_block;  // rows per block of A at most, a multiple of `rows`, <= kMaxRowBlock
+};
+
+TilePlan plan_of(Bf16Kernel kernel) {
+  if (kernel == Bf16Kernel::amx) {
+    return {.tile = bf16_tile_amx,
+            .transpose = transpose_words_avx512,
+            .rows = kBf16AmxTileRows,
+            .pair_multiple = kBf16AmxPairMultiple,
+            .a_row_layout = true,
+            .max_row_block = 12 * kBf16AmxTileRows};
+  }
+  const bool avx512 = kernel == Bf16Kernel::avx512bf16;
+  return {.tile = avx512 ? bf16_tile_avx512 : bf16_tile_portable,
+          .transpose = avx512 ? transpose_words_avx512 : transpose_words,
+          .rows = kBf16TileRows,
+          .pair_multiple = 1,
+          .a_row_layout = false,
+          .max_row_block = 24 * kBf16TileRows};
+}
+
+// One panel (bf16_tile.h): `width` lanes (A's rows or B's columns) × panel_pairs pairs, lane l of pair p at
 // words[p·width + l]; element (lane l, k) of the source at origin[l·lane_stride + k·k_stride], one of the two
-// strides 1 (GemmMatrix reads a row- or a column-major matrix); depth <= kDepthBlock. Lanes from `lanes` on
-// are zeros, and so is the upper half of the last pair for an odd depth. Both cases round contiguous runs of
-// floats (vectorized: 16 floats to 16 bf16 in a few instructions) and only move whole words afterwards.
+// strides 1 (GemmMatrix reads a row- or a column-major matrix); depth <= kDepthBlock, panel_pairs >=
+// ceil(depth/2). Lanes from `lanes` on are zeros, so are the pairs from ceil(depth/2) on, and so is the upper half
+// of the last pair for an odd depth. Both cases round contiguous runs of floats and only move whole words
+// afterwards.
 void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width, int64_t depth,
-                WordTranspose transpose, uint32_t* words) {
+                int64_t panel_pairs, WordTranspose transpose, uint32_t* words) {
   const int64_t pairs = ceil_div(depth, 2), whole = depth / 2;
   if (lanes < width) std::fill(words, words + pairs * width, 0u);
+  std::fill(words + pairs * width, words + panel_pairs * width, 0u);
   if (k_stride == 1) {
-    // Each lane's k contiguous: up to 16 lanes at a time, each lane's run rounded into `halves`, where halves
-    // 2p and 2p+1 are pair p's word (little-endian: the even one in the lower half), copied as words into a
-    // row of `runs`; then the rows transposed into the panel's columns.
+    // Each lane's k contiguous: up to 16 lanes at a time, each lane's run rounded into a row of `runs`, then the
+    // rows transposed into the panel's columns.
     constexpr int64_t kRunWords = kDepthBlock / 2;
-    alignas(64) uint16_t halves[kDepthBlock + 1];
     alignas(64) uint32_t runs[kWordTransposeLanes * kRunWords];
     for (int64_t l0 = 0; l0 < lanes; l0 += kWordTransposeLanes) {
       const int64_t group = std::min(kWordTransposeLanes, lanes - l0);
-      for (int64_t l = 0; l < group; ++l) {
-        const float* x = origin + (l0 + l) * lane_stride;
-        for (int64_t i = 0; i < depth; ++i) halves[i] = packed_bf16(x[i]);
-        halves[depth] = 0;  // an odd depth's last pair: the upper half zero
-        std::memcpy(runs + l * kRunWords, halves, sizeof(uint32_t) * pairs);
-      }
+      for (int64_t l = 0; l < group; ++l) round_run(origin + (l0 + l) * lane_stride, depth, runs + l * kRunWords);
       transpose(runs, kRunWords, group, pairs, words + l0, width);
     }
   } else {  // the lanes contiguous (lane_stride 1): a pair is two runs along the lanes, k_stride apart
@@ -102,9 +148,10 @@ void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int6
   }
 }
 
-// A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R lanes; rows <= kMaxRowBlock.
-void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, WordTranspose transpose,
-            uint32_t* out) {
+// A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R = kBf16TileRows lanes; rows <= kMaxRowBlock.
+void pack_a_panels(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, WordTranspose transpose,
+                   uint32_t* out) {
+  constexpr int64_t R = kBf16TileRows;
   const int64_t pairs = ceil_div(depth, 2);
   const int64_t row_stride = a.column_major ? 1 : a.ld, k_stride = a.column_major ? a.ld : 1;
   if (k_stride != 1) {
@@ -126,21 +173,50 @@ void pack_a(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t
   for (int64_t panel = 0; panel < ceil_div(rows, R); ++panel) {
     const int64_t first = row0 + panel * R;
     pack_panel(a.data + first * row_stride + k0 * k_stride, row_stride, k_stride, std::min(R, rows - panel * R), R,
-               depth, transpose, out + panel * pairs * R);
+               depth, pairs, transpose, out + panel * pairs * R);
   }
 }
 
-// B[k0 .. k0+depth, col0 .. col0+cols), cols <= N, as one panel of N lanes.
-void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t col0, int64_t cols, WordTranspose transpose,
-                  uint32_t* words) {
+// A[row0 .. row0+rows, k0 .. k0+depth) in the row layout (bf16_tile.h): row i's panel_pairs words at
+// out[i·panel_pairs], the pairs past ceil(depth/2) and the rows up to a whole number of tiles (tile_rows) zeros;
+// rows <= kMaxRowBlock.
+void pack_a_rows(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, int64_t panel_pairs,
+                 int64_t tile_rows, WordTranspose transpose, uint32_t* out) {
+  const int64_t pairs = ceil_div(depth, 2);
+  if (!a.column_major) {  // a row's k contiguous: its words are its rounded run
+    for (int64_t i = 0; i < rows; ++i) round_run(a.data + (row0 + i) * a.ld + k0, depth, out + i * panel_pairs);
+  } else {
+    // A's rows contiguous (xᵀ in the weight gradients xᵀ·G): each pair rounded along the rows, one run per pair,
+    // and 16 pairs' runs at a time transposed into the rows.
+    alignas(64) uint32_t runs[kWordTransposeLanes * kMaxRowBlock];
+    for (int64_t p0 = 0; p0 < pairs; p0 += kWordTransposeLanes) {
+      const int64_t group = std::min(kWordTransposeLanes, pairs - p0);
+      for (int64_t q = 0; q < group; ++q) {
+        const int64_t pair = p0 + q;
+        const float* even = a.data + row0 + (k0 + 2 * pair) * a.ld;
+        round_pairs(even, 2 * pair + 1 < depth ? even + a.ld : nullptr, rows, runs + q * kMaxRowBlock);
+      }
+      transpose(runs, kMaxRowBlock, group, rows, out + p0, panel_pairs);
+    }
+  }
+  for (int64_t i = 0; i < rows; ++i) std::fill(out + i * panel_pairs + pairs, out + (i + 1) * panel_pairs, 0u);
+  std::fill(out + rows * panel_pairs, out + round_up(rows, tile_rows) * panel_pairs, 0u);
+}
+
+// B[k0 .. k0+depth, col0 .. col0+cols), cols <= N, as one panel of N lanes and panel_pairs pairs.
+void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t panel_pairs, int64_t col0, int64_t cols,
+                  WordTranspose transpose, uint32_t* words) {
   const int64_t k_stride = b.column_major ? 1 : b.ld, col_stride = b.column_major ? b.ld : 1;
-  pack_panel(b.data + k0 * k_stride + col0 * col_stride, col_stride, k_stride, cols, N, depth, transpose, words);
+  pack_panel(b.data + k0 * k_stride + col0 * col_stride, col_stride, k_stride, cols, N, depth, panel_pairs, transpose,
+             words);
 }
 
 // C[0 .. rows, panel_begin·N .. min(panel_end·N, cols)) from a packed block of A (rows × depth) and the
-// panels [panel_begin, panel_end) of a packed block of B; c points at the block's element (0, 0).
-void multiply_block(Bf16TileKernel tile, int64_t pairs, const uint32_t* a_block, int64_t rows, const uint32_t* b_block,
+// panels [panel_begin, panel_end) of a packed block of B, each of `pairs` pairs; c points at the block's
+// element (0, 0). A tile of A, plan.rows × pairs words, is either a panel or rows.
+void multiply_block(const TilePlan& plan, int64_t pairs, const uint32_t* a_block, int64_t rows, const uint32_t* b_block,
                     int64_t panel_begin, int64_t panel_end, int64_t cols, float* c, int64_t ldc, bool accumulate) {
+  const int64_t R = plan.rows;
   for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
     const uint32_t* b_panel = b_block + panel * pairs * N;
     const int64_t width = std::min(N, cols - panel * N);
@@ -149,16 +225,16 @@ void multiply_block(Bf16TileKernel tile, int64_t pairs, const uint32_t* a_block,
       const int64_t height = std::min(R, rows - row_tile * R);
       float* out = c + row_tile * R * ldc + panel * N;
       if (height == R && width == N) {
-        tile(pairs, a_panel, b_panel, out, ldc, accumulate);
+        plan.tile(pairs, a_panel, b_panel, out, ldc, accumulate);
         continue;
       }
       // A partial tile: computed whole in a buffer (the panels' padding is zeros), its valid part copied.
-      float edge[R * N];
+      float edge[kMaxTileRows * N];
       if (accumulate) {
         std::fill(edge, edge + R * N, 0.0f);
         for (int64_t i = 0; i < height; ++i) std::memcpy(edge + i * N, out + i * ldc, sizeof(float) * width);
       }
-      tile(pairs, a_panel, b_panel, edge, N, accumulate);
+      plan.tile(pairs, a_panel, b_panel, edge, N, accumulate);
       for (int64_t i = 0; i < height; ++i) std::memcpy(out + i * ldc, edge + i * N, sizeof(float) * width);
     }
   }
@@ -201,18 +277,55 @@ bool bf16_avx512_supported() {
 #endif
 }
 
+bool bf16_amx_supported() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool supported = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+    const bool amx_bf16 = (edx >> 22) & 1u, amx_tile = (edx >> 24) & 1u;  // CPUID.(7, 0):EDX
+    if (!amx_bf16 || !amx_tile) return false;
+    // Linux (5.16 and later) grants the tile data state to a process that asks; older kernels refuse.
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+bool bf16_kernel_supported(Bf16Kernel kernel) {
+  switch (kernel) {
+    case Bf16Kernel::portable: return true;
+    case Bf16Kernel::avx512bf16: return bf16_avx512_supported();
+    // The AMX kernel packs with the AVX-512 transpose.
+    case Bf16Kernel::amx: return bf16_amx_supported() && bf16_avx512_supported();
+    case Bf16Kernel::none: break;
+  }
+  return false;
+}
+
 Bf16Kernel bf16_kernel() {
-  if (forced_portable.load() > 0) return Bf16Kernel::portable;
+  if (forcing.load() > 0) return forced_kernel.load();
+  if (bf16_kernel_supported(Bf16Kernel::amx)) return Bf16Kernel::amx;
   return bf16_avx512_supported() ? Bf16Kernel::avx512bf16 : Bf16Kernel::none;
 }
 
 std::string bf16_kernel_name(Bf16Kernel kernel) {
   switch (kernel) {
+    case Bf16Kernel::amx: return "amx (tdpbf16ps, 32×32 tiles)";
     case Bf16Kernel::avx512bf16: return "avx512bf16 (vdpbf16ps, 14×32 tiles)";
     case Bf16Kernel::portable: return "portable (plain C++, slow: for tests)";
     case Bf16Kernel::none: return "none";
   }
   return "?";
+}
+
+std::optional<Bf16Kernel> parse_bf16_kernel(const std::string& name) {
+  for (const Bf16Kernel kernel : {Bf16Kernel::portable, Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
+    if (bf16_kernel_name(kernel).starts_with(name + " ")) return kernel;
+  }
+  return std::nullopt;
 }
 
 std::string bf16_unavailable_reason() {
@@ -221,31 +334,38 @@ std::string bf16_unavailable_reason() {
          "needs";
 }
 
-ForcePortableBf16Kernel::ForcePortableBf16Kernel() { forced_portable.fetch_add(1); }
-ForcePortableBf16Kernel::~ForcePortableBf16Kernel() { forced_portable.fetch_sub(1); }
+ForceBf16Kernel::ForceBf16Kernel(Bf16Kernel kernel) {
+  AGF_CHECK(bf16_kernel_supported(kernel), "the bf16 kernel '{}' cannot run on this processor",
+            bf16_kernel_name(kernel));
+  AGF_CHECK(forcing.load() == 0 || forced_kernel.load() == kernel,
+            "the bf16 kernel '{}' is forced while '{}' already is", bf16_kernel_name(kernel),
+            bf16_kernel_name(forced_kernel.load()));
+  forced_kernel.store(kernel);
+  forcing.fetch_add(1);
+}
+ForceBf16Kernel::~ForceBf16Kernel() { forcing.fetch_sub(1); }
 
 void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<float> a, GemmMatrix<float> b, float* c,
                int64_t ldc) {
-  AGF_CHECK(kernel == Bf16Kernel::portable || (kernel == Bf16Kernel::avx512bf16 && bf16_avx512_supported()),
-            "gemm_bf16: the kernel '{}' cannot run on this processor", bf16_kernel_name(kernel));
+  AGF_CHECK(bf16_kernel_supported(kernel), "gemm_bf16: the kernel '{}' cannot run on this processor",
+            bf16_kernel_name(kernel));
   if (m == 0 || n == 0) return;
   if (k == 0) {  // an empty sum
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
   }
-  const bool avx512 = kernel == Bf16Kernel::avx512bf16;
-  const Bf16TileKernel tile = avx512 ? bf16_tile_avx512 : bf16_tile_portable;
-  const WordTranspose transpose = avx512 ? transpose_words_avx512 : transpose_words;
+  const TilePlan plan = plan_of(kernel);
+  const int64_t R = plan.rows;
   const int threads = !omp_in_parallel() && m * n * k >= kParallelMultiplyAdds ? omp_get_max_threads() : 1;
   // Rows per block of A: at most kMaxRowBlock, in a number of blocks that is a multiple of the threads, as
   // equal as whole tiles allow, so that the static split gives every thread the same rows to within a block's
   // rounding. (Blocks of the largest size and a short last one gave m = 1536 five blocks, three for one
   // thread and two for the other: 1,008 rows against 528.)
   const int64_t tiles = ceil_div(m, R);
-  const int64_t blocks_per_thread = ceil_div(tiles, threads * (kMaxRowBlock / R));
+  const int64_t blocks_per_thread = ceil_div(tiles, threads * (plan.max_row_block / R));
   const int64_t row_block = R * ceil_div(tiles, threads * blocks_per_thread);
   const int64_t row_blocks = ceil_div(m, row_block);
-  const int64_t max_pairs = ceil_div(std::min(k, kDepthBlock), 2);
+  const int64_t max_pairs = round_up(ceil_div(std::min(k, kDepthBlock), 2), plan.pair_multiple);
   thread_local WordBuffer b_buffer;
   uint32_t* const b_words = b_buffer.reserve(max_pairs * N * ceil_div(std::min(n, kColumnBlock), N));
 
@@ -262,10 +382,10 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
       const int64_t shares = row_blocks >= team ? 1 : std::min<int64_t>(panels, ceil_div(team, row_blocks));
       for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
         const int64_t depth = std::min(kDepthBlock, k - k0);
-        const int64_t pairs = ceil_div(depth, 2);
+        const int64_t pairs = round_up(ceil_div(depth, 2), plan.pair_multiple);
 #pragma omp for schedule(static)
         for (int64_t panel = 0; panel < panels; ++panel) {
-          pack_b_panel(b, k0, depth, col0 + panel * N, std::min(N, cols - panel * N), transpose,
+          pack_b_panel(b, k0, depth, pairs, col0 + panel * N, std::min(N, cols - panel * N), plan.transpose,
                        b_words + panel * pairs * N);
         }
         // (the for's barrier: B's block is packed before anyone reads it, and read by all before the next one)
@@ -275,10 +395,14 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
           const int64_t block = item / shares, share = item % shares;
           const int64_t row0 = block * row_block, rows = std::min(row_block, m - row0);
           if (block != packed) {
-            pack_a(a, row0, rows, k0, depth, transpose, a_words);
+            if (plan.a_row_layout) {
+              pack_a_rows(a, row0, rows, k0, depth, pairs, R, plan.transpose, a_words);
+            } else {
+              pack_a_panels(a, row0, rows, k0, depth, plan.transpose, a_words);
+            }
             packed = block;
           }
-          multiply_block(tile, pairs, a_words, rows, b_words, panels * share / shares, panels * (share + 1) / shares,
+          multiply_block(plan, pairs, a_words, rows, b_words, panels * share / shares, panels * (share + 1) / shares,
                          cols, c + row0 * ldc + col0, ldc, /*accumulate=*/k0 > 0);
         }
       }

@@ -3,7 +3,8 @@
 // kernel must equal bit for bit, whatever the blocking and threads), and the product in f64 (which every
 // kernel must meet within the f32 accumulation bound). Every layout of A and B, odd and even k, k = 0 and 1,
 // extents that are not multiples of the tile or the blocks, shapes that cross every block and run 2 threads,
-// ldc > n. The AVX512-BF16 kernel runs where the processor has it and is skipped, saying so, elsewhere.
+// ldc > n. The AVX512-BF16 and AMX kernels run where the processor has them and are skipped, saying so,
+// elsewhere.
 #include <catch2/catch.hpp>
 #include <omp.h>
 
@@ -114,13 +115,13 @@ int64_t equal_to_contract(const Product& r) {
   return equal;
 }
 
-// m, n, k: single elements; k odd and even; a tile (14 × 32) exactly and one past it; k across the depth
-// block (256) twice; rows across several row blocks with 2 threads; columns across the 2048-column block with
-// few rows (the columns then split between threads) and k across blocks; a product that runs 2 threads over
-// several k blocks. (2 threads from 2^21 multiply-adds on: the last three.)
-const std::vector<std::array<int64_t, 3>> kShapes = {{1, 1, 1},      {1, 1, 2},      {2, 3, 1},     {13, 31, 7},
-                                                     {14, 32, 256},  {15, 33, 257},  {29, 65, 513}, {700, 40, 80},
-                                                     {3, 2100, 401}, {100, 300, 600}};
+// m, n, k: single elements; k odd and even; a tile (14 × 32, and AMX's 32 × 32 with 16 pairs) exactly and one
+// past it; k across the depth block (256) twice; rows across several row blocks with 2 threads; columns across
+// the 2048-column block with few rows (the columns then split between threads) and k across blocks; a product
+// that runs 2 threads over several k blocks. (2 threads from 2^21 multiply-adds on: the last three.)
+const std::vector<std::array<int64_t, 3>> kShapes = {{1, 1, 1},     {1, 1, 2},     {2, 3, 1},      {13, 31, 7},
+                                                     {14, 32, 256}, {15, 33, 257}, {32, 32, 32},   {33, 31, 33},
+                                                     {29, 65, 513}, {700, 40, 80}, {3, 2100, 401}, {100, 300, 600}};
 
 }  // namespace
 
@@ -220,11 +221,11 @@ TEST_CASE("bf16 rounding: to nearest, ties to even, nan stays nan, inf, and past
   CHECK(product(0x1p-130f) == 0.0f);       // a subnormal is read as zero, as vdpbf16ps reads it
 }
 
-TEST_CASE("the AVX512-BF16 GEMM meets the f32 accumulation bound for every layout and shape",
-          "[ops][matmul][gemm][bf16][avx512bf16]") {
-  if (!agf::ops::cpu::bf16_avx512_supported()) {
-    AGF_SKIP("this processor has no AVX512-BF16 (vdpbf16ps); the kernel is compiled but cannot run here");
-  }
+namespace {
+
+// Each processor kernel against both references; `missing` says why it is skipped where it cannot run.
+void check_processor_kernel(Bf16Kernel kernel, const char* missing) {
+  if (!agf::ops::cpu::bf16_kernel_supported(kernel)) AGF_SKIP(missing);
   int64_t elements = 0, bitwise = 0;
   const int threads_before = omp_get_max_threads();
   for (const int threads : {1, 2}) {
@@ -234,7 +235,7 @@ TEST_CASE("the AVX512-BF16 GEMM meets the f32 accumulation bound for every layou
         for (bool b_column : {false, true}) {
           INFO("threads " << threads << " m " << m << " n " << n << " k " << k << " a column-major " << a_column
                           << " b column-major " << b_column);
-          const Product r = multiply(Bf16Kernel::avx512bf16, m, n, k, a_column, b_column);
+          const Product r = multiply(kernel, m, n, k, a_column, b_column);
           CHECK(padding_intact(r));
           CHECK(worst_against_exact(r) <= 1.0);
           elements += m * n;
@@ -244,10 +245,59 @@ TEST_CASE("the AVX512-BF16 GEMM meets the f32 accumulation bound for every layou
     }
   }
   omp_set_num_threads(threads_before);
-  // Intel describes vdpbf16ps as exactly the contract; whether a processor rounds so is worth knowing, not
-  // a failure (the bound above is what is required).
-  WARN("avx512bf16 equals the portable kernel's contract bit for bit in " << bitwise << " of " << elements
-                                                                          << " elements");
+  // Intel describes vdpbf16ps as exactly the contract, tdpbf16ps with the even element first; whether a
+  // processor rounds so is worth knowing, not a failure (the bound above is what is required).
+  WARN(agf::ops::cpu::bf16_kernel_name(kernel)
+       << " equals the portable kernel's contract bit for bit in " << bitwise << " of " << elements << " elements");
+}
+
+}  // namespace
+
+TEST_CASE("the AVX512-BF16 GEMM meets the f32 accumulation bound for every layout and shape",
+          "[ops][matmul][gemm][bf16][avx512bf16]") {
+  check_processor_kernel(Bf16Kernel::avx512bf16,
+                         "this processor has no AVX512-BF16 (vdpbf16ps); the kernel is compiled but cannot run here");
+}
+
+TEST_CASE("the AMX GEMM meets the f32 accumulation bound for every layout and shape",
+          "[ops][matmul][gemm][bf16][amx]") {
+  check_processor_kernel(Bf16Kernel::amx,
+                         "this processor (or its Linux) gives no AMX-BF16 tiles; the kernel is compiled but cannot run "
+                         "here");
+}
+
+TEST_CASE("the AMX GEMM is exact where every sum is: small integer operands, each layout, across blocks",
+          "[ops][matmul][gemm][bf16][amx]") {
+  if (!agf::ops::cpu::bf16_kernel_supported(Bf16Kernel::amx)) {
+    AGF_SKIP("this processor (or its Linux) gives no AMX-BF16 tiles");
+  }
+  // tdpbf16ps sums a tile's pairs in an order (and with intermediate roundings) of the processor's own: on a
+  // Sapphire Rapids it equals the contract in about half of the elements (the bound test above). With integer
+  // operands in [-8, 8] every partial sum is an integer below 2^24, exact in f32 in any order, so the result must
+  // be the exact product bit for bit: a misplaced word of A's rows or B's padded panels cannot hide in rounding.
+  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{33, 65, 300}, {400, 70, 33}, {64, 2100, 513}}) {
+    for (bool a_column : {false, true}) {
+      for (bool b_column : {false, true}) {
+        StoredMatrix<float> a(m, k, a_column, 3, 11), b(k, n, b_column, 5, 12);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t p = 0; p < k; ++p) a.at(i, p) = std::round(8 * a.at(i, p));
+        for (int64_t p = 0; p < k; ++p)
+          for (int64_t j = 0; j < n; ++j) b.at(p, j) = std::round(8 * b.at(p, j));
+        std::vector<float> c(static_cast<std::size_t>(m * n));
+        agf::ops::cpu::gemm_bf16(Bf16Kernel::amx, m, n, k, a.view(), b.view(), c.data(), n);
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double exact = 0;
+            for (int64_t p = 0; p < k; ++p) exact += double(a.at(i, p)) * double(b.at(p, j));
+            wrong += double(c[static_cast<std::size_t>(i * n + j)]) != exact;
+          }
+        }
+        INFO("m " << m << " n " << n << " k " << k << " a column-major " << a_column << " b column-major " << b_column);
+        CHECK(wrong == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("ops::matmul under MatmulPrecision::bf16 rounds the operands of f32 products only", "[ops][matmul][bf16]") {
@@ -270,7 +320,7 @@ TEST_CASE("ops::matmul under MatmulPrecision::bf16 rounds the operands of f32 pr
     expected.insert(expected.end(), c.begin(), c.end());
   }
   {
-    const agf::ops::cpu::ForcePortableBf16Kernel portable;
+    const agf::ops::cpu::ForceBf16Kernel portable(agf::ops::cpu::Bf16Kernel::portable);
     const ScopedMatmulPrecision bf16(MatmulPrecision::bf16);
     CHECK(agf::ops::cpu::matmul_precision() == MatmulPrecision::bf16);
     CHECK(agf::ops::matmul(a, b).to_double_vector() == expected);
@@ -291,21 +341,43 @@ TEST_CASE("ops::matmul under MatmulPrecision::bf16 rounds the operands of f32 pr
 
 TEST_CASE("the bf16 kernels are named, and forcing the portable one is scoped", "[ops][gemm][bf16]") {
   using agf::ops::cpu::bf16_kernel;
+  using agf::ops::cpu::bf16_kernel_supported;
   const Bf16Kernel chosen = bf16_kernel();
-  CHECK(chosen == (agf::ops::cpu::bf16_avx512_supported() ? Bf16Kernel::avx512bf16 : Bf16Kernel::none));
+  CHECK(chosen == (bf16_kernel_supported(Bf16Kernel::amx)          ? Bf16Kernel::amx
+                   : bf16_kernel_supported(Bf16Kernel::avx512bf16) ? Bf16Kernel::avx512bf16
+                                                                   : Bf16Kernel::none));
   {
-    const agf::ops::cpu::ForcePortableBf16Kernel portable;
+    const agf::ops::cpu::ForceBf16Kernel portable(agf::ops::cpu::Bf16Kernel::portable);
     CHECK(bf16_kernel() == Bf16Kernel::portable);
     CHECK(agf::ops::cpu::bf16_unavailable_reason().empty());
+    // A second force must name the same kernel.
+    CHECK_NOTHROW(agf::ops::cpu::ForceBf16Kernel(Bf16Kernel::portable));
+    if (bf16_kernel_supported(Bf16Kernel::avx512bf16)) {
+      CHECK_THROWS_WITH(agf::ops::cpu::ForceBf16Kernel(Bf16Kernel::avx512bf16), Catch::Contains("already is"));
+    }
+    CHECK(bf16_kernel() == Bf16Kernel::portable);
   }
   CHECK(bf16_kernel() == chosen);
+  for (const Bf16Kernel kernel : {Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
+    if (!bf16_kernel_supported(kernel)) {
+      CHECK_THROWS_WITH(agf::ops::cpu::ForceBf16Kernel(kernel), Catch::Contains("cannot run on this processor"));
+    }
+  }
+  CHECK_FALSE(bf16_kernel_supported(Bf16Kernel::none));
   CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::avx512bf16), Catch::StartsWith("avx512bf16"));
+  CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::amx), Catch::StartsWith("amx"));
   CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::portable), Catch::Contains("slow"));
+  for (const Bf16Kernel kernel : {Bf16Kernel::portable, Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
+    const std::string name = agf::ops::cpu::bf16_kernel_name(kernel);
+    CHECK(agf::ops::cpu::parse_bf16_kernel(name.substr(0, name.find(' '))) == kernel);
+  }
+  CHECK_FALSE(agf::ops::cpu::parse_bf16_kernel("avx2").has_value());
+  CHECK_FALSE(agf::ops::cpu::parse_bf16_kernel("none").has_value());
 }
 
 TEST_CASE("f64 gradchecks of matmul pass under MatmulPrecision::bf16", "[ops][matmul][bf16][gradcheck]") {
   // bf16 applies to f32 products only: a gradcheck (central differences in f64) is unaffected.
-  const agf::ops::cpu::ForcePortableBf16Kernel portable;
+  const agf::ops::cpu::ForceBf16Kernel portable(agf::ops::cpu::Bf16Kernel::portable);
   const agf::ops::cpu::ScopedMatmulPrecision bf16(agf::ops::cpu::MatmulPrecision::bf16);
   for (const char* name : {"matmul", "matmul_transposed", "matmul_batched", "matmul_vector"}) {
     INFO(name);

@@ -32,38 +32,64 @@ TEST_CASE("agf bench train refuses fp16 on the CPU, bf16 on a CPU without bf16 a
   const CommandResult bf16 = run_agf(
       "bench train --preset tiny --batch 4 --length 6 --vocab 50 --precision bf16 --steps 1");
   INFO(bf16.output);
-  if (agf::ops::cpu::bf16_avx512_supported()) {
+  const agf::ops::cpu::Bf16Kernel kernel = agf::ops::cpu::bf16_kernel();
+  if (kernel != agf::ops::cpu::Bf16Kernel::none) {
     CHECK(bf16.status == 0);  // it runs, naming the kernel
-    CHECK_THAT(bf16.output, Catch::Contains("matrix products: bf16 operands, f32 sums, kernel avx512bf16"));
+    CHECK_THAT(bf16.output, Catch::Contains("matrix products: bf16 operands, f32 sums, kernel " +
+                                            agf::ops::cpu::bf16_kernel_name(kernel)));
   } else {
     CHECK(bf16.status == 1);  // one line: what is missing, what to use instead
     CHECK_THAT(bf16.output, Catch::Contains("bench train: --precision bf16 on the CPU: this processor has no "
                                             "AVX512-BF16") &&
                                 Catch::Contains("use --precision fp32 here"));
   }
+  // --bf16-kernel: the portable kernel anywhere, named; only with bf16 on the CPU.
+  const CommandResult portable = run_agf(
+      "bench train --preset tiny --batch 4 --length 6 --vocab 50 --precision bf16 --bf16-kernel portable --steps 1");
+  INFO(portable.output);
+  CHECK(portable.status == 0);
+  CHECK_THAT(portable.output, Catch::Contains("kernel portable (plain C++, slow"));
+  CHECK(run_agf("bench train --preset tiny --steps 1 --bf16-kernel portable").status == 2);
   if (agf::cuda_device_count() > 0) AGF_SKIP("a GPU is present; the missing-GPU error cannot be seen here");
   const CommandResult gpu = run_agf("bench train --preset tiny --device cuda --steps 1");
   CHECK(gpu.status == 1);
   CHECK_THAT(gpu.output, Catch::Contains("--device cuda") && Catch::Contains(agf::cuda_unavailable_reason()));
 }
 
-TEST_CASE("agf bench matmul --precision bf16 times bf16 products where the CPU has them, the portable kernel if asked",
+TEST_CASE("agf bench matmul --precision bf16 times bf16 products where the CPU has them, another kernel if asked",
           "[cli][bench][bf16]") {
-  const CommandResult portable = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16 --portable-bf16");
+  const CommandResult portable = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16 --bf16-kernel portable");
   INFO(portable.output);
   CHECK(portable.status == 0);
   CHECK_THAT(portable.output, Catch::Contains("bf16 operands, f32 sums, kernel portable (plain C++, slow"));
   CHECK(std::regex_search(portable.output, std::regex(R"(n=40 +40 +40 +40 +NN +[0-9.]+ +[0-9.]+)")));
   const CommandResult chosen = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16");
   INFO(chosen.output);
-  if (agf::ops::cpu::bf16_avx512_supported()) {
+  using agf::ops::cpu::Bf16Kernel;
+  if (agf::ops::cpu::bf16_kernel() != Bf16Kernel::none) {
     CHECK(chosen.status == 0);
-    CHECK_THAT(chosen.output, Catch::Contains("kernel avx512bf16"));
+    CHECK_THAT(chosen.output,
+               Catch::Contains("kernel " + agf::ops::cpu::bf16_kernel_name(agf::ops::cpu::bf16_kernel())));
   } else {
     CHECK(chosen.status == 1);
-    CHECK_THAT(chosen.output, Catch::Contains("no AVX512-BF16") && Catch::Contains("--portable-bf16"));
+    CHECK_THAT(chosen.output, Catch::Contains("no AVX512-BF16") && Catch::Contains("--bf16-kernel portable"));
   }
-  CHECK(run_agf("bench matmul --sizes 40 --portable-bf16").status == 2);  // without --precision bf16
+  // Each kernel by name: timed where it runs, an error naming it where it cannot.
+  for (const Bf16Kernel kernel : {Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
+    const std::string name = agf::ops::cpu::bf16_kernel_name(kernel);
+    const CommandResult forced = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16 --bf16-kernel " +
+                                         name.substr(0, name.find(' ')));
+    INFO(forced.output);
+    if (agf::ops::cpu::bf16_kernel_supported(kernel)) {
+      CHECK(forced.status == 0);
+      CHECK_THAT(forced.output, Catch::Contains("kernel " + name));
+    } else {
+      CHECK(forced.status == 1);
+      CHECK_THAT(forced.output, Catch::Contains("cannot run on this processor") && Catch::Contains(name));
+    }
+  }
+  CHECK(run_agf("bench matmul --sizes 40 --bf16-kernel portable").status == 2);  // without --precision bf16
+  CHECK(run_agf("bench matmul --sizes 40 --precision bf16 --bf16-kernel avx2").status == 2);
   CHECK(run_agf("bench matmul --sizes 40 --precision bf16 --dtype f64").status == 2);
   CHECK(run_agf("bench matmul --sizes 40 --precision fp16").status == 2);
 }

@@ -38,7 +38,7 @@ agf::train::TrainOptions tiny_options(const std::string& data, const std::string
 }  // namespace
 
 TEST_CASE("bf16 on the CPU trains the tiny fixture as f32 does", "[train][mixed-precision][bf16]") {
-  const agf::ops::cpu::ForcePortableBf16Kernel portable;
+  const agf::ops::cpu::ForceBf16Kernel portable(agf::ops::cpu::Bf16Kernel::portable);
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);
   constexpr int64_t kSteps = 60;
@@ -83,7 +83,7 @@ TEST_CASE("bf16 on the CPU trains the tiny fixture as f32 does", "[train][mixed-
 
 TEST_CASE("a resumed bf16 CPU run computes exactly the losses of an uninterrupted one",
           "[train][resume][mixed-precision][bf16]") {
-  const agf::ops::cpu::ForcePortableBf16Kernel portable;
+  const agf::ops::cpu::ForceBf16Kernel portable(agf::ops::cpu::Bf16Kernel::portable);
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);
   // As the f32 test (test_training_cli.cpp): dropout, several batches per epoch and accumulation, so that

@@ -2,7 +2,8 @@
 // through ops::matmul — ops/cpu/gemm.h on the CPU (OpenBLAS or Eigen, named in the heading; GFLOP/s), cuBLAS
 // on a GPU (TFLOP/s; each timed product ends with a wait for the device). On the CPU, --precision bf16 times
 // the f32 products with bf16 operands (ops/cpu/gemm_bf16.h, the kernel named in the heading) where the
-// processor has bf16 arithmetic; --portable-bf16 times the portable kernel instead, anywhere (slow).
+// processor has bf16 arithmetic; --bf16-kernel NAME times another kernel than the processor's best (portable:
+// anywhere, slowly).
 #include <fmt/core.h>
 #include <omp.h>
 
@@ -64,7 +65,7 @@ struct BenchMatmulFlags {
   bool model_shapes = false;
   int repeats = 5;
   std::string dtype = "f32", device = "cpu", precision = "fp32";
-  bool portable_bf16 = false;
+  std::string bf16_kernel;  // "" = the processor's best
 };
 
 void bench_matmul(BenchMatmulFlags flags) {
@@ -79,15 +80,15 @@ void bench_matmul(BenchMatmulFlags flags) {
   // portable one.
   // (contradicting flags exit 2, as CLI11's own errors; a processor without bf16 arithmetic exits 1)
   const bool bf16 = flags.precision == "bf16";
-  if (flags.portable_bf16 && !bf16) throw CLI::ValidationError("--portable-bf16", "needs --precision bf16");
+  if (!flags.bf16_kernel.empty() && !bf16) throw CLI::ValidationError("--bf16-kernel", "needs --precision bf16");
   if (bf16 && (gpu || dtype != agf::DType::f32)) {
     throw CLI::ValidationError("--precision", "bf16 is for f32 products on the CPU (on a GPU: --dtype bf16)");
   }
-  std::optional<agf::ops::cpu::ForcePortableBf16Kernel> portable;
-  if (flags.portable_bf16) portable.emplace();
+  std::optional<agf::ops::cpu::ForceBf16Kernel> forced;
+  if (!flags.bf16_kernel.empty()) forced.emplace(*agf::ops::cpu::parse_bf16_kernel(flags.bf16_kernel));
   AGF_CHECK(!bf16 || agf::ops::cpu::bf16_kernel() != agf::ops::cpu::Bf16Kernel::none,
-            "bench matmul: --precision bf16: {}; --portable-bf16 times the portable kernel instead (slow: for "
-            "checking, not a speed)",
+            "bench matmul: --precision bf16: {}; --bf16-kernel portable times the portable kernel instead (slow: "
+            "for checking, not a speed)",
             agf::ops::cpu::bf16_unavailable_reason());
   const agf::ops::cpu::ScopedMatmulPrecision precision_scope(bf16 ? agf::ops::cpu::MatmulPrecision::bf16
                                                                   : agf::ops::cpu::MatmulPrecision::f32);
@@ -151,9 +152,11 @@ const agf::cli::BenchRegistration registration{
                       "fp32, or bf16: f32 products with bf16 operands on the CPU (needs AVX512-BF16)")
           ->capture_default_str()
           ->check(CLI::IsMember({"fp32", "bf16"}));
-      command.add_flag("--portable-bf16", flags->portable_bf16,
-                       "With --precision bf16: the portable kernel, on any "
-                       "processor (slow: it checks the path, it is not a speed)");
+      command
+          .add_option("--bf16-kernel", flags->bf16_kernel,
+                      "With --precision bf16: this kernel instead of the processor's best (amx, avx512bf16, or "
+                      "portable: on any processor, slow: it checks the path, it is not a speed)")
+          ->check(CLI::IsMember({"portable", "avx512bf16", "amx"}));
       command.callback([flags] { bench_matmul(*flags); });
     }};
 

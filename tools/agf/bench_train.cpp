@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "autograd/functions.h"
 #include "core/philox.h"
@@ -35,6 +36,7 @@ struct BenchTrainFlags {
   int steps = 5;
   std::string device = "cpu";
   std::string precision = "fp32";
+  std::string bf16_kernel;  // "" = the processor's best
   double peak_tflops = 790;
 };
 
@@ -106,6 +108,11 @@ void bench_train(BenchTrainFlags flags) {
   if (flags.schemes.empty()) flags.schemes = {flags.model.pos + (flags.model.pcmv ? "+pcmv" : "")};
   const agf::Device device = agf::train::usable_device(flags.device);
   const agf::train::Precision precision = agf::train::parse_precision(flags.precision);
+  if (!flags.bf16_kernel.empty() && (precision != agf::train::Precision::bf16 || !device.is_cpu())) {
+    throw CLI::ValidationError("--bf16-kernel", "needs --precision bf16 on the CPU");
+  }
+  std::optional<agf::ops::cpu::ForceBf16Kernel> forced;
+  if (!flags.bf16_kernel.empty()) forced.emplace(*agf::ops::cpu::parse_bf16_kernel(flags.bf16_kernel));
   agf::train::check_precision_usable(precision, device, "bench train");
   fmt::print("training steps: {} preset, batch {} × {} tokens each side, vocabulary {}, {}, {}, mean of {} steps\n",
              flags.model.preset, flags.batch, flags.length, flags.vocabulary,
@@ -160,6 +167,11 @@ const agf::cli::BenchRegistration registration{
       command.add_option("--device", flags->device, "cpu or cuda[:N]")->capture_default_str();
       command.add_option("--precision", flags->precision, "fp32; bf16 (GPU, or a CPU with AVX512-BF16); fp16 (GPU)")
           ->capture_default_str();
+      command
+          .add_option("--bf16-kernel", flags->bf16_kernel,
+                      "With --precision bf16 on the CPU: this kernel instead of the processor's best (amx, "
+                      "avx512bf16, or portable: slow)")
+          ->check(CLI::IsMember({"portable", "avx512bf16", "amx"}));
       command
           .add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
           ->capture_default_str()
