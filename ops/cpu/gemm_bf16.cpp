@@ -1,7 +1,7 @@
 // ops/cpu/gemm_bf16.h: packing, blocking, threads and the choice of tile kernel (ops/cpu/bf16_tile.h).
 //
 // Loops, outermost first (the usual order of a packed GEMM):
-//   columns of C in blocks of kColumnBlock        B's block: kDepthBlock × kColumnBlock bf16, shared by the threads
+//   columns of C in blocks of column_block        B's block: kDepthBlock × column_block bf16, shared by the threads
 //     k in blocks of kDepthBlock                  B's block packed by all threads together (an OpenMP for)
 //       rows of C in blocks of `row_block`        A's block: row_block × kDepthBlock, packed by the thread using it
 //         tile columns (kBf16TileCols)            one panel of B: kDepthBlock × 32 bf16 = 16 KiB, stays in L1
@@ -41,8 +41,8 @@ constexpr int64_t kDepthBlock = 256;
 // Sapphire Rapids).
 constexpr int64_t kMaxRowBlock = 384;
 constexpr int64_t kMaxTileRows = std::max(kBf16TileRows, kBf16AmxTileRows);
-// Columns per block of B: 256 × 2048 bf16 = 1 MiB, read by both threads from L2/L3.
-constexpr int64_t kColumnBlock = 64 * N;
+// Lanes of a run that deal_pair rounds at once: a block's rows (A) or columns (B).
+constexpr int64_t kMaxLanes = std::max(kMaxRowBlock, 256 * kBf16TileCols);
 // Products with fewer multiply-adds run on one thread: 2^21 take about 40 µs on one core at the AVX-512 kernel's
 // rate (≈ 50·10⁹ multiply-adds/s), and a parallel region with its barriers costs several µs — far more when
 // another process holds a core and a thread waits at each barrier for one that is not running.
@@ -99,6 +99,7 @@ struct TilePlan {
   int64_t pair_multiple;  // a panel's pairs padded with zeros to a multiple of this
   bool a_row_layout;      // A packed in the row layout (AMX), else in panels (bf16_tile.h)
   int64_t max_row_block;  // rows per block of A at most, a multiple of `rows`, <= kMaxRowBlock
+  int64_t column_block;   // columns per block of B (shared by the threads), a multiple of N, <= kMaxLanes
 };
 
 TilePlan plan_of(Bf16Kernel kernel) {
@@ -108,7 +109,11 @@ TilePlan plan_of(Bf16Kernel kernel) {
             .rows = kBf16AmxTileRows,
             .pair_multiple = kBf16AmxPairMultiple,
             .a_row_layout = true,
-            .max_row_block = 12 * kBf16AmxTileRows};
+            .max_row_block = 12 * kBf16AmxTileRows,
+            // 8192 columns: B's block of 256 × 8192 bf16 = 4 MiB (read from L3 a panel at a time), so that a
+            // product as wide as the output layer packs A once per depth block, not once per 2048 columns;
+            // with AMX's rate the packing, not the tiles, is what such a product spends.
+            .column_block = 256 * N};
   }
   const bool avx512 = kernel == Bf16Kernel::avx512bf16;
   return {.tile = avx512 ? bf16_tile_avx512 : bf16_tile_portable,
@@ -116,35 +121,47 @@ TilePlan plan_of(Bf16Kernel kernel) {
           .rows = kBf16TileRows,
           .pair_multiple = 1,
           .a_row_layout = false,
-          .max_row_block = 24 * kBf16TileRows};
+          .max_row_block = 24 * kBf16TileRows,
+          .column_block = 64 * N};  // 256 × 2048 bf16 = 1 MiB, read by both threads from L2/L3
 }
 
-// One panel (bf16_tile.h): `width` lanes (A's rows or B's columns) × panel_pairs pairs, lane l of pair p at
-// words[p·width + l]; element (lane l, k) of the source at origin[l·lane_stride + k·k_stride], one of the two
-// strides 1 (GemmMatrix reads a row- or a column-major matrix); depth <= kDepthBlock, panel_pairs >=
-// ceil(depth/2). Lanes from `lanes` on are zeros, so are the pairs from ceil(depth/2) on, and so is the upper half
-// of the last pair for an odd depth. Both cases round contiguous runs of floats and only move whole words
-// afterwards.
-void pack_panel(const float* origin, int64_t lane_stride, int64_t k_stride, int64_t lanes, int64_t width, int64_t depth,
+// One panel (bf16_tile.h) from lanes (A's rows, or B's columns) whose k is contiguous: `width` lanes ×
+// panel_pairs pairs, lane l of pair p at words[p·width + l], element (lane l, k) of the source at
+// origin[l·lane_stride + k]; depth <= kDepthBlock, panel_pairs >= ceil(depth/2). Lanes from `lanes` on are
+// zeros, so are the pairs from ceil(depth/2) on, and so is the upper half of the last pair for an odd depth. Up
+// to 16 lanes at a time, each lane's run rounded into a row of `runs`, then the rows transposed into the
+// panel's columns.
+void pack_panel(const float* origin, int64_t lane_stride, int64_t lanes, int64_t width, int64_t depth,
                 int64_t panel_pairs, WordTranspose transpose, uint32_t* words) {
-  const int64_t pairs = ceil_div(depth, 2), whole = depth / 2;
+  const int64_t pairs = ceil_div(depth, 2);
   if (lanes < width) std::fill(words, words + pairs * width, 0u);
   std::fill(words + pairs * width, words + panel_pairs * width, 0u);
-  if (k_stride == 1) {
-    // Each lane's k contiguous: up to 16 lanes at a time, each lane's run rounded into a row of `runs`, then the
-    // rows transposed into the panel's columns.
-    constexpr int64_t kRunWords = kDepthBlock / 2;
-    alignas(64) uint32_t runs[kWordTransposeLanes * kRunWords];
-    for (int64_t l0 = 0; l0 < lanes; l0 += kWordTransposeLanes) {
-      const int64_t group = std::min(kWordTransposeLanes, lanes - l0);
-      for (int64_t l = 0; l < group; ++l) round_run(origin + (l0 + l) * lane_stride, depth, runs + l * kRunWords);
-      transpose(runs, kRunWords, group, pairs, words + l0, width);
-    }
-  } else {  // the lanes contiguous (lane_stride 1): a pair is two runs along the lanes, k_stride apart
-    for (int64_t p = 0; p < pairs; ++p) {
-      const float* even = origin + 2 * p * k_stride;
-      round_pairs(even, p < whole ? even + k_stride : nullptr, lanes, words + p * width);
-    }
+  constexpr int64_t kRunWords = kDepthBlock / 2;
+  alignas(64) uint32_t runs[kWordTransposeLanes * kRunWords];
+  for (int64_t l0 = 0; l0 < lanes; l0 += kWordTransposeLanes) {
+    const int64_t group = std::min(kWordTransposeLanes, lanes - l0);
+    for (int64_t l = 0; l < group; ++l) round_run(origin + (l0 + l) * lane_stride, depth, runs + l * kRunWords);
+    transpose(runs, kRunWords, group, pairs, words + l0, width);
+  }
+}
+
+// Pair p of a block whose lanes are contiguous in memory (B's columns when B is row-major, A's rows when A is
+// column-major): the lanes' even and odd elements (`odd` null for an odd depth's last pair; both null for a pair
+// of padding, zeros) rounded as one run over `lanes` and dealt to the panels `width` words at a time, panel q's
+// words of pair p at out[(q·panel_pairs + p)·width]; the last panel's lanes past `lanes` are zeros. Each row of
+// the source is read once, left to right. lanes <= kMaxLanes.
+void deal_pair(const float* even, const float* odd, int64_t lanes, int64_t width, int64_t p, int64_t panel_pairs,
+               uint32_t* out) {
+  alignas(64) uint32_t run[kMaxLanes];
+  const int64_t panels = ceil_div(lanes, width);
+  if (even != nullptr) {
+    round_pairs(even, odd, lanes, run);
+  } else {
+    std::fill(run, run + lanes, 0u);
+  }
+  std::fill(run + lanes, run + panels * width, 0u);
+  for (int64_t q = 0; q < panels; ++q) {
+    std::memcpy(out + (q * panel_pairs + p) * width, run + q * width, sizeof(uint32_t) * width);
   }
 }
 
@@ -153,27 +170,16 @@ void pack_a_panels(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, 
                    uint32_t* out) {
   constexpr int64_t R = kBf16TileRows;
   const int64_t pairs = ceil_div(depth, 2);
-  const int64_t row_stride = a.column_major ? 1 : a.ld, k_stride = a.column_major ? a.ld : 1;
-  if (k_stride != 1) {
-    // A's rows contiguous (A column-major, as xᵀ in the weight gradients xᵀ·G): a panel's run along them is
-    // only R = 14 floats, so each pair is rounded for the whole block at once (one run of `rows`) and dealt
-    // to the panels R words at a time. The same words as pack_panel's.
-    const int64_t panels = ceil_div(rows, R);
-    alignas(64) uint32_t run[kMaxRowBlock];
-    std::fill(run + rows, run + panels * R, 0u);  // the last panel's lanes past A's last row
+  if (a.column_major) {  // A's rows contiguous (xᵀ in the weight gradients xᵀ·G): a pair at a time
     for (int64_t p = 0; p < pairs; ++p) {
-      const float* even = a.data + row0 + (k0 + 2 * p) * k_stride;
-      round_pairs(even, 2 * p + 1 < depth ? even + k_stride : nullptr, rows, run);
-      for (int64_t panel = 0; panel < panels; ++panel) {
-        std::memcpy(out + (panel * pairs + p) * R, run + panel * R, sizeof(uint32_t) * R);
-      }
+      const float* even = a.data + row0 + (k0 + 2 * p) * a.ld;
+      deal_pair(even, 2 * p + 1 < depth ? even + a.ld : nullptr, rows, R, p, pairs, out);
     }
     return;
   }
   for (int64_t panel = 0; panel < ceil_div(rows, R); ++panel) {
-    const int64_t first = row0 + panel * R;
-    pack_panel(a.data + first * row_stride + k0 * k_stride, row_stride, k_stride, std::min(R, rows - panel * R), R,
-               depth, pairs, transpose, out + panel * pairs * R);
+    pack_panel(a.data + (row0 + panel * R) * a.ld + k0, a.ld, std::min(R, rows - panel * R), R, depth, pairs, transpose,
+               out + panel * pairs * R);
   }
 }
 
@@ -203,12 +209,11 @@ void pack_a_rows(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, in
   std::fill(out + rows * panel_pairs, out + round_up(rows, tile_rows) * panel_pairs, 0u);
 }
 
-// B[k0 .. k0+depth, col0 .. col0+cols), cols <= N, as one panel of N lanes and panel_pairs pairs.
+// B[k0 .. k0+depth, col0 .. col0+cols) of a column-major B (Wᵀ), cols <= N, as one panel of N lanes and
+// panel_pairs pairs.
 void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t panel_pairs, int64_t col0, int64_t cols,
                   WordTranspose transpose, uint32_t* words) {
-  const int64_t k_stride = b.column_major ? 1 : b.ld, col_stride = b.column_major ? b.ld : 1;
-  pack_panel(b.data + k0 * k_stride + col0 * col_stride, col_stride, k_stride, cols, N, depth, panel_pairs, transpose,
-             words);
+  pack_panel(b.data + k0 + col0 * b.ld, b.ld, cols, N, depth, panel_pairs, transpose, words);
 }
 
 // C[0 .. rows, panel_begin·N .. min(panel_end·N, cols)) from a packed block of A (rows × depth) and the
@@ -367,15 +372,15 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
   const int64_t row_blocks = ceil_div(m, row_block);
   const int64_t max_pairs = round_up(ceil_div(std::min(k, kDepthBlock), 2), plan.pair_multiple);
   thread_local WordBuffer b_buffer;
-  uint32_t* const b_words = b_buffer.reserve(max_pairs * N * ceil_div(std::min(n, kColumnBlock), N));
+  uint32_t* const b_words = b_buffer.reserve(max_pairs * N * ceil_div(std::min(n, plan.column_block), N));
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     thread_local WordBuffer a_buffer;
     uint32_t* const a_words = a_buffer.reserve(max_pairs * row_block);
     const int team = omp_get_num_threads();
-    for (int64_t col0 = 0; col0 < n; col0 += kColumnBlock) {
-      const int64_t cols = std::min(kColumnBlock, n - col0);
+    for (int64_t col0 = 0; col0 < n; col0 += plan.column_block) {
+      const int64_t cols = std::min(plan.column_block, n - col0);
       const int64_t panels = ceil_div(cols, N);
       // Work items: a block of rows × a share of the panels. The panels are split only when there are fewer
       // row blocks than threads (few rows, e.g. a short batch); consecutive items share their A block.
@@ -383,10 +388,18 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
       for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
         const int64_t depth = std::min(kDepthBlock, k - k0);
         const int64_t pairs = round_up(ceil_div(depth, 2), plan.pair_multiple);
+        if (b.column_major) {  // B = Wᵀ: each column's k contiguous, a panel at a time
 #pragma omp for schedule(static)
-        for (int64_t panel = 0; panel < panels; ++panel) {
-          pack_b_panel(b, k0, depth, pairs, col0 + panel * N, std::min(N, cols - panel * N), plan.transpose,
-                       b_words + panel * pairs * N);
+          for (int64_t panel = 0; panel < panels; ++panel) {
+            pack_b_panel(b, k0, depth, pairs, col0 + panel * N, std::min(N, cols - panel * N), plan.transpose,
+                         b_words + panel * pairs * N);
+          }
+        } else {  // each row of B contiguous: a pair of rows at a time, across all the panels
+#pragma omp for schedule(static)
+          for (int64_t p = 0; p < pairs; ++p) {
+            const float* even = 2 * p < depth ? b.data + (k0 + 2 * p) * b.ld + col0 : nullptr;
+            deal_pair(even, 2 * p + 1 < depth ? even + b.ld : nullptr, cols, N, p, pairs, b_words);
+          }
         }
         // (the for's barrier: B's block is packed before anyone reads it, and read by all before the next one)
         int64_t packed = -1;  // the row block now in a_words

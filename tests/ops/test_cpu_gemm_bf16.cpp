@@ -118,10 +118,12 @@ int64_t equal_to_contract(const Product& r) {
 // m, n, k: single elements; k odd and even; a tile (14 × 32, and AMX's 32 × 32 with 16 pairs) exactly and one
 // past it; k across the depth block (256) twice; rows across several row blocks with 2 threads; columns across
 // the 2048-column block with few rows (the columns then split between threads) and k across blocks; a product
-// that runs 2 threads over several k blocks. (2 threads from 2^21 multiply-adds on: the last three.)
+// that runs 2 threads over several k blocks; columns across AMX's 8192-column block. (2 threads from 2^21
+// multiply-adds on: the last four.)
 const std::vector<std::array<int64_t, 3>> kShapes = {{1, 1, 1},     {1, 1, 2},     {2, 3, 1},      {13, 31, 7},
                                                      {14, 32, 256}, {15, 33, 257}, {32, 32, 32},   {33, 31, 33},
-                                                     {29, 65, 513}, {700, 40, 80}, {3, 2100, 401}, {100, 300, 600}};
+                                                     {29, 65, 513}, {700, 40, 80}, {3, 2100, 401}, {100, 300, 600},
+                                                     {40, 8300, 70}};
 
 }  // namespace
 
