@@ -3,17 +3,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/bpe_codec.h"
 #include "data/text_file.h"
+#include "data/token_dataset.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "train/atomic_file.h"
-#include "train/curve_fit.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+#include "train/experiment_report.h"
 #include "train/mixed_precision.h"
+#include "train/sentence_scores.h"
 
 namespace fs = std::filesystem;
 
@@ -21,39 +26,70 @@ namespace agf::train {
 
 namespace {
 
-struct RunResult {
-  std::string label;
-  uint64_t seed = 0;
-  double token_accuracy = 0, bleu = 0, valid_loss = 0, tokens_per_second = 0;
-  int64_t parameters = 0, steps = 0;
-  std::vector<double> curve_steps, curve_accuracy;  // validation curve
-};
-
-fs::path run_folder(const fs::path& grid, const std::string& label, uint64_t seed) {
-  return grid / "runs" / label / fmt::format("seed{}", seed);
+// The splits a grid evaluates each run on: valid, and test where the dataset has one.
+std::vector<std::string> evaluated_splits(const std::string& data_dir) {
+  std::vector<std::string> splits{"valid"};
+  if (fs::exists(fs::path(data_dir) / "test.bin")) splits.push_back("test");
+  return splits;
 }
 
-// Reads a finished run's summary.json and its validation curve from metrics.jsonl.
-RunResult read_run(const fs::path& folder) {
-  std::ifstream summary_file(folder / "summary.json");
+fs::path work_folder(const ExperimentOptions& options, const std::string& label, uint64_t seed) {
+  return fs::path(options.base.out_dir) / "runs" / label / fmt::format("seed{}", seed);
+}
+
+fs::path record_folder(const ExperimentOptions& options, const std::string& label, uint64_t seed) {
+  if (options.results_dir.empty()) return work_folder(options, label, seed);
+  return fs::path(options.results_dir) / label / fmt::format("seed{}", seed);
+}
+
+std::string sentences_file(const std::string& split) { return split + ".sentences.jsonl.xz"; }
+
+// A finished run's record, read back (train/experiment.h lists its files).
+GridRun read_run(const fs::path& record) {
+  std::ifstream summary_file(record / "summary.json");
   const auto summary = nlohmann::json::parse(summary_file);
-  RunResult result;
-  result.label = summary.at("label");
-  result.seed = summary.at("seed");
-  result.token_accuracy = summary.at("token_accuracy");
-  result.bleu = summary.at("bleu");
-  result.valid_loss = summary.at("valid_loss");
-  result.tokens_per_second = summary.at("tokens_per_second");
-  result.parameters = summary.at("parameters");
-  result.steps = summary.at("steps");
-  std::ifstream metrics(folder / "metrics.jsonl");
-  for (std::string line; std::getline(metrics, line);) {
-    const auto record = nlohmann::json::parse(line);
-    if (record.at("split") != "valid") continue;
-    result.curve_steps.push_back(record.at("step").get<double>());
-    result.curve_accuracy.push_back(record.at("token_accuracy").get<double>());
+  GridRun run;
+  try {
+    run.label = summary.at("label");
+    run.seed = summary.at("seed");
+    run.parameters = summary.at("parameters");
+    run.steps = summary.at("steps");
+    run.stopped_early = summary.at("stopped_early");
+    run.tokens_per_second = summary.at("tokens_per_second");
+    for (const auto& [split, metrics] : summary.at("splits").items()) {
+      SplitMetrics& m = run.splits[split];
+      m.loss = metrics.at("loss");
+      m.nll = metrics.at("nll");
+      m.token_accuracy = metrics.at("token_accuracy");
+      m.bleu = metrics.at("bleu");
+      m.sentences = metrics.at("sentences");
+      m.sentences_file = (record / sentences_file(split)).string();
+    }
+  } catch (const nlohmann::json::exception& error) {
+    fail("experiment: {}: {}", (record / "summary.json").string(), error.what());
   }
-  return result;
+  for (const std::string& line : data::read_lines((record / "metrics.jsonl.xz").string())) {
+    if (line.empty()) continue;
+    const auto entry = nlohmann::json::parse(line);
+    if (entry.at("split") != "valid") continue;
+    run.curve_steps.push_back(entry.at("step").get<double>());
+    run.curve_accuracy.push_back(entry.at("token_accuracy").get<double>());
+    run.curve_loss.push_back(entry.at("loss").get<double>());
+  }
+  return run;
+}
+
+// The processor, and the bf16 kernel agf picks on it (bf16 runs are not bit-identical across kernels).
+nlohmann::json machine() {
+  std::string cpu = "unknown";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return {{"cpu", cpu}, {"bf16_kernel", ops::cpu::bf16_kernel_name(ops::cpu::bf16_kernel())}};
 }
 
 // The prepared dataset by its contents, not its path (the same data moved is the same; data prepared again
@@ -82,10 +118,10 @@ nlohmann::json data_identity(const std::string& data_dir) {
 }
 
 // What a run's result depends on besides its seed (the folder's name): the model, every agf.config key of
-// it (the scheme included), and the data, budget and optimisation. budget.json (at the run's first start)
-// and summary.json (at its end) keep it, so that a run is resumed or reused only by a grid that asks for the
-// same.
-nlohmann::json run_budget(const TrainOptions& options) {
+// it (the scheme included), the data, budget and optimisation, and how its best checkpoint is evaluated.
+// budget.json (at the run's first start) and summary.json (at its end) keep it, so that a run is resumed or
+// reused only by a grid that asks for the same.
+nlohmann::json run_budget(const TrainOptions& options, int beam) {
   nlohmann::json model = nlohmann::json::object();
   for (const auto& [key, value] : options.model.to_metadata()) model[key] = value;
   return {{"model", model},
@@ -102,7 +138,8 @@ nlohmann::json run_budget(const TrainOptions& options) {
           {"patience", options.patience},
           {"bleu_sentences", options.bleu_sentences},
           {"device", options.device.is_cpu() ? "cpu" : "cuda"},
-          {"precision", std::string(precision_name(options.precision))}};
+          {"precision", std::string(precision_name(options.precision))},
+          {"evaluation", {{"checkpoint", "best"}, {"beam", beam}, {"splits", evaluated_splits(options.data_dir)}}}};
 }
 
 // "max_steps: 200 there, 2000 here" for every key where a finished run's budget differs from the grid's.
@@ -127,96 +164,135 @@ std::string budget_differences(const nlohmann::json& stored, const nlohmann::jso
   return differences;
 }
 
-// Trains one run to completion (resuming it when a previous attempt was interrupted), or reads it when it
-// finished before with the same budget; a finished run with another budget is an error, never mixed in.
-RunResult run_one(const ExperimentOptions& options, const std::string& label, uint64_t seed) {
-  const fs::path folder = run_folder(options.base.out_dir, label, seed);
+// Evaluates the run's best checkpoint on each split (token accuracy, loss, BLEU of beam-search translations
+// of every pair), writes each split's per-sentence scores into the record folder, and returns the metrics.
+nlohmann::json evaluate_run(const ExperimentOptions& options, const TrainOptions& train_options, const fs::path& work,
+                            const fs::path& record) {
+  fs::path checkpoint = work / "checkpoints" / "best.safetensors";
+  if (!fs::exists(checkpoint)) checkpoint = latest_checkpoint(work.string());
+  AGF_CHECK(!checkpoint.empty() && fs::exists(checkpoint), "experiment: {} has no checkpoint to evaluate",
+            work.string());
+  auto loaded = load_model(checkpoint.string());
+  loaded.model->to(train_options.device);
+  const data::BpeCodec codec(loaded.bpe);
+  nlohmann::json splits = nlohmann::json::object();
+  for (const std::string& split : evaluated_splits(train_options.data_dir)) {
+    const auto dataset = data::TokenDataset::open((fs::path(train_options.data_dir) / (split + ".bin")).string(),
+                                                  loaded.bpe.hash());
+    EvaluationOptions evaluation;
+    evaluation.max_tokens = train_options.max_tokens;
+    evaluation.label_smoothing = train_options.label_smoothing;
+    evaluation.bleu_sentences = static_cast<int64_t>(dataset.size());
+    evaluation.decode.beam = options.beam;
+    evaluation.per_sentence = true;
+    if (!train_options.quiet) {
+      fmt::print(stderr, "experiment: evaluating {} on {} ({} pairs, beam {})\n", checkpoint.string(), split,
+                 dataset.size(), options.beam);
+    }
+    const EvaluationResult result = evaluate(*loaded.model, dataset, codec, evaluation);
+    write_sentence_scores((record / sentences_file(split)).string(), result.sentences);
+    splits[split] = {{"loss", result.loss},
+                     {"nll", result.nll},
+                     {"token_accuracy", result.token_accuracy},
+                     {"bleu", result.bleu.score},
+                     {"bleu_detail", result.bleu.to_string()},
+                     {"sentences", result.bleu_sentences},
+                     {"target_tokens", result.target_tokens}};
+  }
+  return splits;
+}
+
+// Trains one run to completion (resuming it when a previous attempt was interrupted), evaluates it and
+// writes its record; or reads its record when it finished before with the same budget. A record with another
+// budget is an error, never mixed in.
+GridRun run_one(const ExperimentOptions& options, const std::string& label, uint64_t seed) {
+  const fs::path work = work_folder(options, label, seed), record = record_folder(options, label, seed);
   TrainOptions train_options = options.base;
-  train_options.out_dir = folder.string();
+  train_options.out_dir = work.string();
   train_options.seed = seed;
-  train_options.resume = fs::is_directory(folder / "checkpoints");  // a previous attempt was interrupted
+  train_options.resume = fs::is_directory(work / "checkpoints");  // a previous attempt was interrupted
   apply_scheme_label(label, train_options.model);
-  const nlohmann::json budget = run_budget(train_options);
-  if (fs::exists(folder / "summary.json")) {
-    std::ifstream summary_file(folder / "summary.json");
+  const nlohmann::json budget = run_budget(train_options, options.beam);
+  if (fs::exists(record / "summary.json")) {
+    std::ifstream summary_file(record / "summary.json");
     const auto summary = nlohmann::json::parse(summary_file, nullptr, /*allow_exceptions=*/false);
-    AGF_CHECK(!summary.is_discarded(), "experiment: {} is not valid JSON", (folder / "summary.json").string());
+    AGF_CHECK(!summary.is_discarded(), "experiment: {} is not valid JSON", (record / "summary.json").string());
     AGF_CHECK(summary.contains("budget"),
               "experiment: {} finished without a recorded budget (written by an older "
               "agf), so it cannot be reused safely; move that folder away to train it again",
-              folder.string());
+              record.string());
     const std::string differences = budget_differences(summary.at("budget"), budget);
     AGF_CHECK(differences.empty(),
               "experiment: {} finished with another budget than this grid's ({}); use another "
               "--out, or move that folder away to train it again",
-              folder.string(), differences);
-    return read_run(folder);
+              record.string(), differences);
+    return read_run(record);
   }
   // An interrupted run resumes only under the budget it began with (budget.json, written before its first
   // step); a run begun by an agf that wrote none is refused the same way as a finished one without a budget.
-  const fs::path budget_path = folder / "budget.json";
+  const fs::path budget_path = work / "budget.json";
   if (train_options.resume) {
     std::ifstream budget_file(budget_path);
     const auto begun = nlohmann::json::parse(budget_file, nullptr, /*allow_exceptions=*/false);
     AGF_CHECK(begun.is_object(),
               "experiment: {} was begun without a readable budget.json, so it cannot be resumed safely; move that "
               "folder away to train it again",
-              folder.string());
+              work.string());
     const std::string differences = budget_differences(begun, budget);
     AGF_CHECK(differences.empty(),
               "experiment: {} was begun with another budget than this grid's ({}); resume it with its own flags, "
               "use another --out, or move that folder away to train it again",
-              folder.string(), differences);
+              work.string(), differences);
   } else {
-    fs::create_directories(folder);
+    fs::create_directories(work);
     AtomicFile budget_file(budget_path.string());
     const std::string budget_text = budget.dump(2) + "\n";
     budget_file.write(budget_text.data(), budget_text.size());
     budget_file.commit();
   }
-  fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
-  const TrainSummary summary = train(train_options);
-  AGF_CHECK(!summary.interrupted || options.base.max_minutes > 0,
-            "experiment: {} seed {} was interrupted; run the same command again to resume", label, seed);
-  const nlohmann::json record{{"label", label},
-                              {"seed", seed},
-                              {"token_accuracy", summary.token_accuracy},
-                              {"bleu", summary.bleu},
-                              {"valid_loss", summary.valid_loss},
-                              {"tokens_per_second", summary.target_tokens_per_second},
-                              {"parameters", summary.parameters},
-                              {"steps", summary.steps},
-                              {"stopped_early", summary.stopped_early},
-                              {"best_valid_loss", summary.best_valid_loss},
-                              {"budget", budget}};
-  // Its presence marks the run done: written whole or not at all, so that a kill here never leaves a grid
-  // that fails to read it.
-  AtomicFile summary_file((folder / "summary.json").string());
-  const std::string summary_text = record.dump(2) + "\n";
+  // trained.json marks the training done, so that a run killed during its evaluation is not trained again.
+  const fs::path trained_path = work / "trained.json";
+  nlohmann::json trained = nlohmann::json::parse(std::ifstream(trained_path), nullptr, /*allow_exceptions=*/false);
+  if (!trained.is_object()) {
+    fmt::print(stderr, "experiment: {} seed {}\n", label, seed);
+    const TrainSummary summary = train(train_options);
+    AGF_CHECK(!summary.interrupted || options.base.max_minutes > 0,
+              "experiment: {} seed {} was interrupted; run the same command again to resume", label, seed);
+    trained = {{"steps", summary.steps},
+               {"parameters", summary.parameters},
+               {"tokens_per_second", summary.target_tokens_per_second},
+               {"stopped_early", summary.stopped_early},
+               {"best_valid_loss", summary.best_valid_loss}};
+    AtomicFile trained_file(trained_path.string());
+    const std::string trained_text = trained.dump(2) + "\n";
+    trained_file.write(trained_text.data(), trained_text.size());
+    trained_file.commit();
+  }
+  fs::create_directories(record);
+  const nlohmann::json splits = evaluate_run(options, train_options, work, record);
+  data::write_file((record / "metrics.jsonl.xz").string(), data::read_file((work / "metrics.jsonl").string()),
+                   /*compress_xz=*/true);
+  nlohmann::json record_summary{{"label", label}, {"seed", seed}};
+  record_summary.update(trained);
+  record_summary["splits"] = splits;
+  record_summary["machine"] = machine();
+  record_summary["budget"] = budget;
+  // Its presence marks the run done: written whole or not at all, last, so that a kill before it leaves a run
+  // that the next attempt evaluates again, never a record that fails to read.
+  AtomicFile summary_file((record / "summary.json").string());
+  const std::string summary_text = record_summary.dump(2) + "\n";
   summary_file.write(summary_text.data(), summary_text.size());
   summary_file.commit();
-  return read_run(folder);
+  return read_run(record);
 }
 
-struct Aggregate {
-  double mean = 0, spread = 0;  // spread: sample standard deviation (0 for one seed)
-};
-
-Aggregate aggregate(const std::vector<double>& values) {
-  Aggregate result;
-  for (double v : values) result.mean += v / static_cast<double>(values.size());
-  if (values.size() > 1) {
-    double squares = 0;
-    for (double v : values) squares += (v - result.mean) * (v - result.mean);
-    result.spread = std::sqrt(squares / static_cast<double>(values.size() - 1));
+double mean_test_or_valid_accuracy(const std::vector<GridRun>& runs) {
+  double sum = 0;
+  for (const GridRun& run : runs) {
+    const auto test = run.splits.find("test");
+    sum += test != run.splits.end() ? test->second.token_accuracy : run.splits.at("valid").token_accuracy;
   }
-  return result;
-}
-
-std::string format_mean(const std::vector<double>& values, int decimals) {
-  const Aggregate a = aggregate(values);
-  if (values.size() < 2) return fmt::format("{:.{}f}", a.mean, decimals);
-  return fmt::format("{:.{}f} ± {:.{}f}", a.mean, decimals, a.spread, decimals);
+  return runs.empty() ? 0 : sum / static_cast<double>(runs.size());
 }
 
 }  // namespace
@@ -247,79 +323,35 @@ std::string run_experiment(const ExperimentOptions& options) {
     nn::TransformerConfig config = options.base.model;
     apply_scheme_label(label, config);  // validates every label before hours of training
   }
-  std::map<std::string, std::vector<RunResult>> results;
+  GridReport report;
+  report.labels = schemes;
+  report.length_bounds = options.length_bounds;
   for (const auto& label : schemes) {
-    for (int s = 0; s < options.seeds; ++s) results[label].push_back(run_one(options, label, options.base.seed + s));
+    for (int s = 0; s < options.seeds; ++s)
+      report.runs[label].push_back(run_one(options, label, options.base.seed + s));
   }
-  // Extra seeds for the best schemes.
+  // Extra seeds for the best schemes (by test token accuracy, or validation without a test split).
   std::vector<std::string> ranked = schemes;
-  auto mean_accuracy = [&](const std::string& label) {
-    std::vector<double> values;
-    for (const auto& run : results[label]) values.push_back(run.token_accuracy);
-    return aggregate(values).mean;
-  };
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    return mean_test_or_valid_accuracy(report.runs[a]) > mean_test_or_valid_accuracy(report.runs[b]);
+  });
   for (int i = 0; i < std::min<int>(options.best_count, static_cast<int>(ranked.size())); ++i) {
     for (int s = options.seeds; s < options.best_seeds; ++s) {
-      results[ranked[i]].push_back(run_one(options, ranked[i], options.base.seed + s));
+      report.runs[ranked[i]].push_back(run_one(options, ranked[i], options.base.seed + s));
     }
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const auto& a, const auto& b) { return mean_accuracy(a) > mean_accuracy(b); });
-
-  // ---- results.md ----
   const auto& base = options.base;
-  std::string text = "# Results: the paper's comparison on this corpus\n\n";
-  text += fmt::format(
-      "Preset `{}`, {} steps of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
-      "validation every {} steps; data `{}`. Token accuracy (SPEC §6) and BLEU on the validation "
-      "split, mean ± sample standard deviation over seeds. `a, b, c`: the fit "
-      "`acc(t) = a - b·t^(-c)` of the mean validation curve; `a` is its extrapolated ceiling (\"no ceiling yet\" "
-      "when the curve is still log-linear and the fit's exponent runs to 0).\n\n",
+  report.heading = fmt::format(
+      "Preset `{}`, at most {} updates of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
+      "validation every {} updates, early stopping after {} validations without a lower validation loss "
+      "(0: none), {}; data `{}`. Each run's best checkpoint (lowest validation loss) is evaluated on every "
+      "split: token accuracy (SPEC §6) and loss teacher-forced, BLEU of beam-{} translations of every pair.",
       base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup, base.valid_every,
-      base.data_dir);
-  text +=
-      "| scheme | seeds | token accuracy % | BLEU | valid loss | parameters | target tokens/s | fit a [95 % interval] | fit b | fit c |\n";
-  text += "|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& label : ranked) {
-    const auto& runs = results[label];
-    std::vector<double> accuracy, bleu, loss, speed;
-    for (const auto& run : runs) {
-      accuracy.push_back(run.token_accuracy);
-      bleu.push_back(run.bleu);
-      loss.push_back(run.valid_loss);
-      speed.push_back(run.tokens_per_second);
-    }
-    // The mean curve over seeds (runs share validation steps), then its fit.
-    std::string fit_columns = "— | — | —";
-    const auto& steps = runs.front().curve_steps;
-    if (steps.size() >= 3) {
-      std::vector<double> mean_curve(steps.size(), 0.0);
-      bool aligned = true;
-      for (const auto& run : runs) {
-        aligned = aligned && run.curve_steps == steps;
-        for (std::size_t i = 0; aligned && i < steps.size(); ++i) mean_curve[i] += run.curve_accuracy[i] / runs.size();
-      }
-      if (aligned) {
-        const PowerLawFit fit = fit_power_law(steps, mean_curve);
-        if (fit.at_ceiling) {  // the free fit's a exceeded 100 %: not a ceiling the data bound
-          fit_columns = fmt::format("none below 100 (held at 100) | {:.3g} | {:.3f}", fit.b, fit.c);
-        } else if (!fit.identified) {
-          fit_columns = "no ceiling yet (c → 0) | — | —";
-        } else {
-          const CeilingInterval interval = ceiling_interval(steps, mean_curve, fit);
-          fit_columns = fmt::format("{:.2f} [{:.2f}, {:.2f}] | {:.3g} | {:.3f}", fit.a, interval.low, interval.high,
-                                    fit.b, fit.c);
-        }
-      }
-    }
-    text += fmt::format("| {} | {} | {} | {} | {} | {} | {:.0f} | {} |\n", label, runs.size(), format_mean(accuracy, 2),
-                        format_mean(bleu, 2), format_mean(loss, 3), runs.front().parameters, aggregate(speed).mean,
-                        fit_columns);
-  }
-  fs::create_directories(base.out_dir);
-  data::write_file((fs::path(base.out_dir) / "results.md").string(), text);
+      base.patience, precision_name(base.precision), base.data_dir, options.beam);
+  const std::string text = results_markdown(report);
+  const fs::path results = options.results_dir.empty() ? fs::path(base.out_dir) : fs::path(options.results_dir);
+  fs::create_directories(results);
+  data::write_file((results / "results.md").string(), text);
   return text;
 }
 

@@ -1,7 +1,20 @@
 #pragma once
 // The paper's comparison as one resumable command: every scheme trained with the same data, budget and
-// seed, extra seeds for the best, a power-law fit acc(t) = a - b·t^(-c) of each validation curve, and a
-// results.md in the shape of the paper's table.
+// seeds, each run's best checkpoint evaluated on the validation and test splits (token accuracy, loss, BLEU of
+// beam-search translations of the whole split, per-sentence scores), and a results.md with the table, the
+// learning-curve fits and the paired tests of the paper's claims (train/experiment_report.h).
+//
+// Each run has a work folder, OUT/runs/LABEL/seedN (checkpoints, the raw metrics.jsonl), and a record: the
+// small files that say what it gave, written when it finishes, in RESULTS/LABEL/seedN (or the work folder
+// when no results folder is given):
+//   summary.json                 the budget it ran under, what it reached, each split's metrics, the machine
+//   metrics.jsonl.xz             every training and validation record (the curves)
+//   SPLIT.sentences.jsonl.xz     per-sentence scores and translations of each evaluated split
+//                                (train/sentence_scores.h)
+// A run with a record is never trained again: it is read back when its budget equals the grid's, and is an
+// error otherwise (never a silent mix of budgets). So a results folder under version control keeps every
+// finished run, even when the work folder is gone.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,11 +23,14 @@
 namespace agf::train {
 
 struct ExperimentOptions {
-  TrainOptions base;                 // data, budget and optimisation shared by every run (out_dir = grid folder)
+  TrainOptions base;                 // data, budget and optimisation shared by every run (out_dir = work folder)
   std::vector<std::string> schemes;  // labels such as "agf-m+pcmv+abs-pe"; empty = the paper's grid
   int seeds = 1;                     // seeds of every scheme
   int best_seeds = 2;                // seeds of the `best_count` best schemes (by mean accuracy)
   int best_count = 3;
+  std::string results_dir;             // the runs' records and results.md; "" = the work folder
+  int beam = 4;                        // beam width of the translations each split's BLEU scores
+  std::vector<int64_t> length_bounds;  // results.md: test token accuracy by source length, these upper bounds
 };
 
 // The paper's grid: vanilla, agf-b, agf-b+pcmv, agf-m+pcmv, agf-f+pcmv, alibi, alibi-mult+pcmv, rope, t5,
@@ -24,7 +40,7 @@ std::vector<std::string> paper_grid();
 // Applies a label ("agf-m+pcmv+abs-pe", "vanilla" = sinusoidal) to a model config.
 void apply_scheme_label(const std::string& label, nn::TransformerConfig& config);
 
-// Runs (or resumes) every run that is not finished, then writes OUT/results.md; returns its text.
+// Runs (or resumes) every run that has no record, then writes RESULTS/results.md; returns its text.
 std::string run_experiment(const ExperimentOptions& options);
 
 }  // namespace agf::train

@@ -27,9 +27,11 @@ void write_sentence_scores(const std::string& path, const std::vector<SentenceSc
                       {"hyp_len", s.bleu.hypothesis_length},
                       {"ref_len", s.bleu.reference_length}};
     }
-    text += line.dump() + "\n";
+    // A translation may hold invalid UTF-8 (a model can stop inside a character's bytes): written with U+FFFD in
+    // its place; the BLEU statistics beside it were counted on the bytes themselves.
+    text += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
-  data::write_file(path, text);
+  data::write_file(path, text, /*compress_xz=*/path.ends_with(".xz"));
 }
 
 std::vector<SentenceScore> read_sentence_scores(const std::string& path) {

@@ -2,7 +2,8 @@
 // Per-sentence evaluation results (train/evaluate.h's SentenceScore) as a file: one JSON object per line,
 //   {"index": 0, "source_tokens": 12, "target_tokens": 14, "correct": 9, "nll": 17.2,
 //    "hypothesis": "...", "reference": "...", "bleu": {"matches": [..4], "totals": [..4], "hyp_len": 11, "ref_len": 12}}
-// (the last three only for a translated sentence). `agf eval --sentences` writes it, `agf compare` reads two.
+// (the last three only for a translated sentence; a hypothesis's invalid UTF-8 is written as U+FFFD). `agf eval
+// --sentences` writes it, `agf compare` reads two.
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 namespace agf::train {
 
+// xz-compressed when `path` ends in ".xz" (the reader decompresses any xz file, whatever its name).
 void write_sentence_scores(const std::string& path, const std::vector<SentenceScore>& sentences);
 
 // Every line checked: an error names the file, the line and what is wrong with it.

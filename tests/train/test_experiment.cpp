@@ -1,6 +1,8 @@
 // The paper grid's runner (train/experiment.h) reuses a finished run only when its recorded budget equals
 // the grid's: same budget, the run is read back and not trained again; another budget (or none recorded, as
-// older summaries have) is an error that names the run and what differs, never a silent mix of budgets.
+// older summaries have) is an error that names the run and what differs, never a silent mix of budgets. A
+// run's record (in a results folder of its own when given) is enough to reuse it, and a run killed during
+// its evaluation is evaluated again, not trained again.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -10,9 +12,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "data/text_file.h"
 #include "tests/data/scratch_dir.h"
 #include "tests/train/tiny_fixture.h"
 #include "train/experiment.h"
+#include "train/sentence_scores.h"
 
 namespace fs = std::filesystem;
 
@@ -87,6 +91,16 @@ TEST_CASE("the grid reuses a finished run only when its budget matches", "[train
     CHECK(fs::exists(begun / "summary.json"));
     CHECK(agf::test::metrics_records(begun.string(), "train").size() == 3);
   }
+  SECTION("the record: the best checkpoint's metrics and per-sentence scores of each split") {
+    CHECK(summary.at("budget").at("evaluation").at("beam") == 4);
+    CHECK(summary.at("budget").at("evaluation").at("splits") == nlohmann::json::array({"valid"}));
+    const auto& valid = summary.at("splits").at("valid");
+    CHECK(valid.at("sentences") == 20);  // the whole split translated
+    CHECK(valid.at("token_accuracy").get<double>() >= 0);
+    CHECK(agf::train::read_sentence_scores((run / "valid.sentences.jsonl.xz").string()).size() == 20);
+    CHECK(agf::data::read_file((run / "metrics.jsonl.xz").string()) == metrics);
+    CHECK(summary.at("machine").contains("cpu"));
+  }
   SECTION("a summary without a budget (an older agf's): an error, not a reuse") {
     auto old_summary = summary;
     old_summary.erase("budget");
@@ -94,4 +108,40 @@ TEST_CASE("the grid reuses a finished run only when its budget matches", "[train
     CHECK_THROWS_WITH(agf::train::run_experiment(tiny_grid(data, out)),
                       Catch::Contains("without a recorded budget") && Catch::Contains(run.string()));
   }
+}
+
+TEST_CASE("a results folder keeps each run's record; the record alone is enough to reuse the run",
+          "[train][experiment]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  auto grid = tiny_grid(data, scratch.file("work"));
+  grid.results_dir = scratch.file("results");
+  const fs::path record = fs::path(grid.results_dir) / "agf-m" / "seed1";
+  const fs::path work = fs::path(grid.base.out_dir) / "runs" / "agf-m" / "seed1";
+  const std::string first = agf::train::run_experiment(grid);
+  for (const char* file : {"summary.json", "metrics.jsonl.xz", "valid.sentences.jsonl.xz"}) {
+    CHECK(fs::exists(record / file));
+    CHECK_FALSE(fs::exists(work / file));
+  }
+  CHECK(fs::exists(fs::path(grid.results_dir) / "results.md"));
+  fs::remove_all(grid.base.out_dir);  // a new checkout: the work folder is gone, the committed record is not
+  CHECK(agf::train::run_experiment(grid) == first);
+  CHECK_FALSE(fs::exists(work));  // read back, not trained again
+}
+
+TEST_CASE("a run killed during its evaluation is evaluated again, not trained again", "[train][experiment]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  auto grid = tiny_grid(data, scratch.file("work"));
+  grid.results_dir = scratch.file("results");
+  const fs::path work = fs::path(grid.base.out_dir) / "runs" / "agf-m" / "seed1";
+  const fs::path record = fs::path(grid.results_dir) / "agf-m" / "seed1";
+  agf::train::run_experiment(grid);
+  const std::string metrics = contents(work / "metrics.jsonl");
+  fs::remove(record / "summary.json");  // as a kill after training, before the record was complete
+  fs::remove(record / "valid.sentences.jsonl.xz");
+  agf::train::run_experiment(grid);
+  CHECK(contents(work / "metrics.jsonl") == metrics);
+  CHECK(fs::exists(record / "summary.json"));
+  CHECK(fs::exists(record / "valid.sentences.jsonl.xz"));
 }

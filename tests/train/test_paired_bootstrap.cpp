@@ -109,6 +109,20 @@ TEST_CASE("the paired bootstrap refuses sets that are not the same sentences", "
                     Catch::Contains("BLEU needs every sentence translated"));
 }
 
+TEST_CASE("a sentence file keeps a translation with invalid UTF-8, as U+FFFD, and its counts", "[train][bootstrap]") {
+  agf::test::ScratchDir scratch;
+  auto sentences = scores(2, [](int) { return 3; });
+  for (auto& s : sentences) s.translated = true, s.reference = "Haus", s.bleu.totals[0] = 1;
+  sentences[1].hypothesis = "Stra\xc3";  // a model that stopped inside "ß"
+  const std::string path = scratch.file("s.jsonl.xz");
+  agf::train::write_sentence_scores(path, sentences);
+  const auto read = agf::train::read_sentence_scores(path);
+  REQUIRE(read.size() == 2);
+  CHECK(read[1].hypothesis == "Stra\xef\xbf\xbd");
+  CHECK(read[1].correct == 3);
+  CHECK(read[1].bleu.totals[0] == 1);
+}
+
 TEST_CASE("token accuracy by source length adds up per bucket", "[train][bootstrap]") {
   auto sentences = scores(4, [](int i) { return i; });
   sentences[0].source_tokens = 0;

@@ -5,6 +5,7 @@
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
 #include "tools/agf/model_flags.h"
+#include "train/decode.h"
 #include "train/device_flag.h"
 #include "train/experiment.h"
 
@@ -24,7 +25,19 @@ const agf::cli::Registration registration{
       auto flags = std::make_shared<ExperimentFlags>();
       auto& o = flags->options.base;
       paper->add_option("--data", o.data_dir, "Prepared dataset folder")->required()->check(CLI::ExistingDirectory);
-      paper->add_option("--out", o.out_dir, "Grid folder: runs/, results.md")->required();
+      paper->add_option("--out", o.out_dir, "Work folder: runs/LABEL/seedN with checkpoints and raw metrics")
+          ->required();
+      paper->add_option("--results", flags->options.results_dir,
+                        "Where each finished run's record (summary.json, metrics.jsonl.xz, per-sentence scores) and "
+                        "results.md go, to commit (default: the work folder)");
+      paper->add_option("--beam", flags->options.beam, "Beam width of each split's translations for BLEU")
+          ->capture_default_str()
+          ->check(agf::cli::number_between(1, agf::train::max_beam));
+      paper
+          ->add_option("--length-buckets", flags->options.length_bounds,
+                       "results.md: test token accuracy by source length, these upper bounds (e.g. 40,60)")
+          ->delimiter(',')
+          ->check(agf::cli::non_negative_number());
       paper->add_option("--preset", flags->model.preset, "Model size")->capture_default_str();
       paper->add_flag("--pre-norm", flags->model.pre_norm, "Pre-norm residual blocks");
       paper->add_option("--max-steps", o.max_steps, "Updates per run")->required()->check(agf::cli::positive_number());

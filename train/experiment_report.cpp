@@ -1,0 +1,230 @@
+#include "train/experiment_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "train/curve_fit.h"
+#include "train/paired_bootstrap.h"
+#include "train/sentence_scores.h"
+
+namespace agf::train {
+
+namespace {
+
+struct Aggregate {
+  double mean = 0, spread = 0;  // spread: sample standard deviation (0 for one seed)
+};
+
+Aggregate aggregate(const std::vector<double>& values) {
+  Aggregate result;
+  for (double v : values) result.mean += v / static_cast<double>(values.size());
+  if (values.size() > 1) {
+    double squares = 0;
+    for (double v : values) squares += (v - result.mean) * (v - result.mean);
+    result.spread = std::sqrt(squares / static_cast<double>(values.size() - 1));
+  }
+  return result;
+}
+
+std::string format_mean(const std::vector<double>& values, int decimals) {
+  if (values.empty()) return "—";
+  const Aggregate a = aggregate(values);
+  if (values.size() < 2) return fmt::format("{:.{}f}", a.mean, decimals);
+  return fmt::format("{:.{}f} ± {:.{}f}", a.mean, decimals, a.spread, decimals);
+}
+
+// One metric of one split over a row's runs (the runs that evaluated that split).
+template <typename Metric>
+std::vector<double> split_values(const std::vector<GridRun>& runs, const std::string& split, Metric metric) {
+  std::vector<double> values;
+  for (const GridRun& run : runs) {
+    const auto found = run.splits.find(split);
+    if (found != run.splits.end()) values.push_back(metric(found->second));
+  }
+  return values;
+}
+
+// The fit of the row's mean validation curve, over the validations every seed reached (early stopping ends
+// seeds at different steps), as "a [low, high] | b | c".
+std::string fit_columns(const std::vector<GridRun>& runs) {
+  std::size_t points = runs.front().curve_steps.size();
+  for (const GridRun& run : runs) points = std::min(points, run.curve_steps.size());
+  if (points < 3) return "— | — | —";
+  const std::vector<double> steps(runs.front().curve_steps.begin(), runs.front().curve_steps.begin() + points);
+  std::vector<double> mean_curve(points, 0.0);
+  for (const GridRun& run : runs) {
+    if (!std::equal(steps.begin(), steps.end(), run.curve_steps.begin()))
+      return "— (seeds validated at other steps) | — | —";
+    for (std::size_t i = 0; i < points; ++i) mean_curve[i] += run.curve_accuracy[i] / static_cast<double>(runs.size());
+  }
+  const PowerLawFit fit = fit_power_law(steps, mean_curve);
+  if (fit.at_ceiling) return fmt::format("none below 100 (held at 100) | {:.3g} | {:.3f}", fit.b, fit.c);
+  if (!fit.identified) return "no ceiling yet (c → 0) | — | —";
+  const CeilingInterval interval = ceiling_interval(steps, mean_curve, fit);
+  return fmt::format("{:.2f} [{:.2f}, {:.2f}] | {:.3g} | {:.3f}", fit.a, interval.low, interval.high, fit.b, fit.c);
+}
+
+// A row's test sentences with its seeds pooled: per sentence, the seeds' counts and BLEU statistics summed, so
+// that the resampled metric is the row's over all its seeds' outputs.
+std::vector<SentenceScore> pooled_test_sentences(const std::vector<GridRun>& runs) {
+  std::vector<SentenceScore> pooled;
+  for (const GridRun& run : runs) {
+    const std::vector<SentenceScore> sentences = read_sentence_scores(run.splits.at("test").sentences_file);
+    if (pooled.empty()) {
+      pooled = sentences;
+      continue;
+    }
+    AGF_CHECK(sentences.size() == pooled.size(), "experiment: {} has {} test sentences, another seed {}",
+              run.splits.at("test").sentences_file, sentences.size(), pooled.size());
+    for (std::size_t i = 0; i < pooled.size(); ++i) {
+      AGF_CHECK(sentences[i].index == pooled[i].index, "experiment: {} line {}: sentence {} where another seed has {}",
+                run.splits.at("test").sentences_file, i + 1, sentences[i].index, pooled[i].index);
+      pooled[i].target_tokens += sentences[i].target_tokens;
+      pooled[i].correct += sentences[i].correct;
+      pooled[i].nll += sentences[i].nll;
+      pooled[i].translated = pooled[i].translated && sentences[i].translated;
+      pooled[i].bleu += sentences[i].bleu;
+    }
+  }
+  return pooled;
+}
+
+bool has_test(const std::vector<GridRun>& runs) {
+  return !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const GridRun& run) {
+    return run.splits.contains("test") && !run.splits.at("test").sentences_file.empty();
+  });
+}
+
+std::string signed_value(double value, int decimals) { return fmt::format("{:+.{}f}", value, decimals); }
+
+}  // namespace
+
+std::vector<PaperClaim> paper_claims() {
+  return {
+      {"vanilla", "agf-b", 0, "AGF without PCM-V is level with Vanilla (70.45 vs 70.59)"},
+      {"agf-b", "agf-b+pcmv", +1, "PCM-V improves AGF (70.73 vs 70.45)"},
+      {"vanilla", "agf-b+pcmv", +1, "AGF + PCM-V is ahead of Vanilla (70.73 vs 70.59)"},
+      {"agf-b+pcmv", "agf-m+pcmv", +1, "AGF-M + PCM-V is ahead of AGF + PCM-V (70.76 vs 70.73)"},
+      {"agf-m+pcmv", "agf-m+pcmv+abs-pe", +1,
+       "adding the sinusoidal PE is best (70.92 vs 70.76, with an undefined SCO)"},
+      {"vanilla", "agf-m+pcmv+abs-pe", +1, "the best AGF row is ahead of Vanilla (70.92 vs 70.59)"},
+      {"alibi", "alibi-mult+pcmv", +1,
+       "ALiBi in the multiplicative framework with PCM-V improves strongly (no figure)"},
+  };
+}
+
+std::string claim_verdict(int direction, double low, double high, double p_value,
+                          const std::vector<double>& seed_differences) {
+  const int sign = low > 0 ? +1 : high < 0 ? -1 : 0;
+  const bool significant = sign != 0 && p_value < 0.05;
+  const bool seeds_agree = std::all_of(seed_differences.begin(), seed_differences.end(), [&](double d) {
+    return (d > 0 ? +1 : d < 0 ? -1 : 0) == sign;
+  });
+  if (direction == 0) return significant && seeds_agree ? "does not hold" : "holds (not distinguishable)";
+  if (!significant) return "not distinguishable";
+  if (!seeds_agree) return "not distinguishable (the seeds disagree)";
+  return sign == direction ? "holds" : "reversed";
+}
+
+std::string results_markdown(const GridReport& report) {
+  std::string text = "# Results: the paper's comparison on this corpus\n\n" + report.heading + "\n\n";
+  text += "Mean ± sample standard deviation over seeds. `a, b, c`: the fit `acc(t) = a - b·t^(-c)` of the mean "
+          "validation curve (over the validations every seed reached), with a 95 % interval for the ceiling `a` "
+          "(\"no ceiling yet\" while the curve is still log-linear).\n\n";
+  text += "| scheme | seeds | updates | valid accuracy % | valid BLEU | valid loss | test accuracy % | test BLEU | "
+          "test loss | parameters | target tokens/s | fit a [95 % interval] | fit b | fit c |\n";
+  text += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& label : report.labels) {
+    const auto found = report.runs.find(label);
+    if (found == report.runs.end() || found->second.empty()) continue;
+    const std::vector<GridRun>& runs = found->second;
+    std::vector<double> steps, speed;
+    for (const GridRun& run : runs)
+      steps.push_back(static_cast<double>(run.steps)), speed.push_back(run.tokens_per_second);
+    auto accuracy = [](const SplitMetrics& m) { return m.token_accuracy; };
+    auto bleu = [](const SplitMetrics& m) { return m.bleu; };
+    auto loss = [](const SplitMetrics& m) { return m.loss; };
+    text += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {} |\n", label, runs.size(),
+                        format_mean(steps, 0), format_mean(split_values(runs, "valid", accuracy), 2),
+                        format_mean(split_values(runs, "valid", bleu), 2),
+                        format_mean(split_values(runs, "valid", loss), 3),
+                        format_mean(split_values(runs, "test", accuracy), 2),
+                        format_mean(split_values(runs, "test", bleu), 2),
+                        format_mean(split_values(runs, "test", loss), 3), runs.front().parameters,
+                        aggregate(speed).mean, fit_columns(runs));
+  }
+
+  if (!report.length_bounds.empty()) {
+    std::vector<LengthBucket> shape = length_buckets({}, report.length_bounds);
+    text += "\n## Test token accuracy by source length (BPE tokens)\n\n| scheme |";
+    std::string rule = "|---|";
+    for (const LengthBucket& bucket : shape) {
+      text += bucket.high < 0 ? fmt::format(" > {} |", bucket.low - 1)
+                              : fmt::format(" {}–{} |", bucket.low, bucket.high);
+      rule += "---|";
+    }
+    text += "\n" + rule + "\n";
+    std::vector<int64_t> pairs(shape.size(), 0);
+    for (const auto& label : report.labels) {
+      const auto found = report.runs.find(label);
+      if (found == report.runs.end() || !has_test(found->second)) continue;
+      std::vector<std::vector<double>> per_bucket(shape.size());
+      for (const GridRun& run : found->second) {
+        const auto buckets = length_buckets(read_sentence_scores(run.splits.at("test").sentences_file),
+                                            report.length_bounds);
+        for (std::size_t b = 0; b < buckets.size(); ++b) {
+          if (buckets[b].pairs > 0) per_bucket[b].push_back(buckets[b].token_accuracy());
+          pairs[b] = buckets[b].pairs;
+        }
+      }
+      text += fmt::format("| {} |", label);
+      for (const auto& values : per_bucket) text += fmt::format(" {} |", format_mean(values, 2));
+      text += "\n";
+    }
+    text += "| (test pairs) |";
+    for (int64_t count : pairs) text += fmt::format(" {} |", count);
+    text += "\n";
+  }
+
+  std::string claims;
+  for (const PaperClaim& claim : paper_claims()) {
+    const auto a = report.runs.find(claim.a), b = report.runs.find(claim.b);
+    if (a == report.runs.end() || b == report.runs.end() || !has_test(a->second) || !has_test(b->second)) continue;
+    std::vector<double> seed_differences;
+    std::string per_seed;
+    for (const GridRun& run_b : b->second) {
+      for (const GridRun& run_a : a->second) {
+        if (run_a.seed != run_b.seed) continue;
+        const double d = run_b.splits.at("test").token_accuracy - run_a.splits.at("test").token_accuracy;
+        seed_differences.push_back(d);
+        per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
+      }
+    }
+    const auto pooled_a = pooled_test_sentences(a->second), pooled_b = pooled_test_sentences(b->second);
+    const PairedComparison accuracy = paired_bootstrap(pooled_a, pooled_b, PairedMetric::token_accuracy);
+    const PairedComparison bleu = paired_bootstrap(pooled_a, pooled_b, PairedMetric::bleu);
+    claims += fmt::format(
+        "| {} vs {} | {} | {:.2f} vs {:.2f} | {} [{}, {}], p = {:.3f} | {} [{}, {}], p = {:.3f} | {} | {} |\n", claim.b,
+        claim.a, claim.paper, accuracy.b, accuracy.a, signed_value(accuracy.difference, 2),
+        signed_value(accuracy.low, 2), signed_value(accuracy.high, 2), accuracy.p_value,
+        signed_value(bleu.difference, 2), signed_value(bleu.low, 2), signed_value(bleu.high, 2), bleu.p_value,
+        per_seed.empty() ? "—" : per_seed,
+        claim_verdict(claim.direction, accuracy.low, accuracy.high, accuracy.p_value, seed_differences));
+  }
+  if (!claims.empty()) {
+    text += "\n## The paper's claims, on the test split\n\n"
+            "Paired bootstrap over the test sentences (1,000 resamples, the same draw for both rows; sacreBLEU's "
+            "paired-bs), with each row's seeds pooled per sentence: the difference b − a of token accuracy and of "
+            "BLEU on the whole split, its 95 % interval and two-sided p-value. A claim holds only when the accuracy "
+            "interval excludes 0 at p < 0.05 on the claimed side and every seed's own difference has the same sign.\n\n"
+            "| b vs a | the paper | test accuracy % b vs a | accuracy b − a [95 %], p | BLEU b − a [95 %], p | "
+            "each seed's accuracy b − a | verdict |\n|---|---|---|---|---|---|---|\n" +
+            claims;
+  }
+  return text;
+}
+
+}  // namespace agf::train

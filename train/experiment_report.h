@@ -1,0 +1,57 @@
+#pragma once
+// results.md of a grid of runs (train/experiment.h): per scheme, mean ± sample standard deviation over seeds
+// on the validation and test splits; the learning-curve fit acc(t) = a - b·t^(-c) of the mean validation
+// curve, with a ≤ 100 and an interval for a (train/curve_fit.h); for each of the paper's pairwise claims a
+// paired bootstrap over the test sentences (train/paired_bootstrap.h) with the seeds pooled, each seed's own
+// difference, and a verdict; optionally test token accuracy by source length.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace agf::train {
+
+struct SplitMetrics {
+  double loss = 0, nll = 0, token_accuracy = 0, bleu = 0;
+  int64_t sentences = 0;       // pairs evaluated (all translated for BLEU)
+  std::string sentences_file;  // their per-sentence scores (train/sentence_scores.h)
+};
+
+// One finished run, as its record holds it.
+struct GridRun {
+  std::string label;
+  uint64_t seed = 0;
+  int64_t parameters = 0, steps = 0;
+  bool stopped_early = false;
+  double tokens_per_second = 0;
+  std::map<std::string, SplitMetrics> splits;                   // "valid", "test": the best checkpoint's
+  std::vector<double> curve_steps, curve_accuracy, curve_loss;  // the validations during training
+};
+
+struct GridReport {
+  std::string heading;                               // what was run: preset, budget, data (markdown)
+  std::vector<std::string> labels;                   // the rows, in the grid's order
+  std::map<std::string, std::vector<GridRun>> runs;  // by label, seeds ascending
+  std::vector<int64_t> length_bounds;                // test token accuracy by source length; empty = no table
+};
+
+// A claim of the paper about two rows: b against a, on test token accuracy.
+struct PaperClaim {
+  std::string a, b;
+  int direction = 0;  // +1: b is better; 0: the two are level
+  std::string paper;  // what the paper says, with its figures
+};
+
+// The paper's claims that the grid's rows can test (SPEC §1).
+std::vector<PaperClaim> paper_claims();
+
+// The verdict on a claim from the pooled paired bootstrap's interval and p-value and from each seed's own
+// difference (b - a, same seed): a difference counts only when the interval excludes 0 at p < 0.05 and every
+// seed agrees on its sign. Then "holds" or "reversed" against `direction`; otherwise "not distinguishable"
+// (for a claim of level rows: "holds (not distinguishable)" or "does not hold").
+std::string claim_verdict(int direction, double low, double high, double p_value,
+                          const std::vector<double>& seed_differences);
+
+std::string results_markdown(const GridReport& report);
+
+}  // namespace agf::train
