@@ -4,7 +4,7 @@
 // row i, the word A[i, 2p..2p+1] broadcast to 16 lanes, and  acc[i][h] = vdpbf16ps(acc[i][h], a_i, b_h),
 // which adds A[i, 2p+1]·B[2p+1, j] and then A[i, 2p]·B[2p, j] to each lane j in f32 (Intel's description; the
 // instruction treats subnormal bf16 inputs as zero and flushes subnormal results, which is why the packing
-// flushes them itself, ops/cpu/gemm_bf16.cpp, so that every kernel sees the same operands).
+// flushes them itself, ops/cpu/bf16_round.h, so that every kernel sees the same operands).
 //
 // The build uses -march=native on machines without AVX-512, so the function carries its own target; it runs
 // only where bf16_avx512_supported() (gemm_bf16.h) says the processor and the OS support AVX512-BF16.

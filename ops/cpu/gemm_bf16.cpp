@@ -26,7 +26,7 @@
 #include <new>
 
 #include "core/error.h"
-#include "core/half.h"
+#include "ops/cpu/bf16_round.h"
 #include "ops/cpu/bf16_tile.h"
 #include "ops/cpu/word_transpose.h"
 
@@ -55,46 +55,14 @@ std::atomic<int> forcing{0};
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t multiple) { return ceil_div(a, multiple) * multiple; }
 
-// bf16(x) as the tile kernels read it: rounded to nearest even (core/half.h, the one home of that rounding),
-// then a subnormal (exponent bits 0, mantissa not) made a zero of the same sign, as vdpbf16ps treats it.
-inline uint16_t packed_bf16(float x) {
-  const uint16_t bits = BFloat16::from_float(x);
-  return (bits & 0x7f80u) == 0 ? bits & 0x8000u : bits;
-}
-
-inline uint32_t pair_word(float even, float odd) {
-  return uint32_t(packed_bf16(even)) | uint32_t(packed_bf16(odd)) << 16;
-}
-
-// words[l] = the pair word of (even[l], odd[l]) for l < count: one contiguous run, which GCC vectorizes.
-// Without `odd` (an odd depth's last pair) the upper halves are zero.
-inline void round_pairs(const float* even, const float* odd, int64_t count, uint32_t* words) {
-  if (odd != nullptr) {
-    for (int64_t l = 0; l < count; ++l) words[l] = pair_word(even[l], odd[l]);
-  } else {
-    for (int64_t l = 0; l < count; ++l) words[l] = pair_word(even[l], 0.0f);
-  }
-}
-
-// words[p] = the pair word of (x[2p], x[2p+1]) for p < ceil(depth/2), x contiguous, depth <= kDepthBlock; an odd
-// depth's last upper half is zero. The floats are rounded as one contiguous run of halves (vectorized: 16 floats
-// to 16 bf16 in a few instructions), which are the words (little-endian: the even one in the lower half).
-inline void round_run(const float* x, int64_t depth, uint32_t* words) {
-  alignas(64) uint16_t halves[kDepthBlock + 1];
-  for (int64_t i = 0; i < depth; ++i) halves[i] = packed_bf16(x[i]);
-  halves[depth] = 0;
-  std::memcpy(words, halves, sizeof(uint32_t) * ceil_div(depth, 2));
-}
-
-// The transpose that deals a block of lanes' runs of words out to a panel (ops/cpu/word_transpose.h): the AVX-512
-// one with the AVX-512 kernels, the plain loop with the portable one.
-using WordTranspose = void (*)(const uint32_t* in, int64_t in_stride, int64_t lanes, int64_t count, uint32_t* out,
-                               int64_t out_stride);
-
-// What the driver needs to know of a tile kernel.
+// What the driver needs to know of a tile kernel, and the packing steps it runs with: the AVX-512 ones
+// (ops/cpu/bf16_round.h, ops/cpu/word_transpose.h) with the AVX-512 kernels, the plain ones with the portable.
 struct TilePlan {
   Bf16TileKernel tile;
-  WordTranspose transpose;
+  void (*round_run)(const float* x, int64_t depth, uint32_t* words);
+  void (*round_pairs)(const float* even, const float* odd, int64_t count, uint32_t* words);
+  void (*transpose)(const uint32_t* in, int64_t in_stride, int64_t lanes, int64_t count, uint32_t* out,
+                    int64_t out_stride);
   int64_t rows;           // of a tile of C (its columns: kBf16TileCols)
   int64_t pair_multiple;  // a panel's pairs padded with zeros to a multiple of this
   bool a_row_layout;      // A packed in the row layout (AMX), else in panels (bf16_tile.h)
@@ -105,6 +73,8 @@ struct TilePlan {
 TilePlan plan_of(Bf16Kernel kernel) {
   if (kernel == Bf16Kernel::amx) {
     return {.tile = bf16_tile_amx,
+            .round_run = round_run_avx512,
+            .round_pairs = round_pairs_avx512,
             .transpose = transpose_words_avx512,
             .rows = kBf16AmxTileRows,
             .pair_multiple = kBf16AmxPairMultiple,
@@ -117,6 +87,8 @@ TilePlan plan_of(Bf16Kernel kernel) {
   }
   const bool avx512 = kernel == Bf16Kernel::avx512bf16;
   return {.tile = avx512 ? bf16_tile_avx512 : bf16_tile_portable,
+          .round_run = avx512 ? round_run_avx512 : round_run,
+          .round_pairs = avx512 ? round_pairs_avx512 : round_pairs,
           .transpose = avx512 ? transpose_words_avx512 : transpose_words,
           .rows = kBf16TileRows,
           .pair_multiple = 1,
@@ -131,8 +103,8 @@ TilePlan plan_of(Bf16Kernel kernel) {
 // zeros, so are the pairs from ceil(depth/2) on, and so is the upper half of the last pair for an odd depth. Up
 // to 16 lanes at a time, each lane's run rounded into a row of `runs`, then the rows transposed into the
 // panel's columns.
-void pack_panel(const float* origin, int64_t lane_stride, int64_t lanes, int64_t width, int64_t depth,
-                int64_t panel_pairs, WordTranspose transpose, uint32_t* words) {
+void pack_panel(const TilePlan& plan, const float* origin, int64_t lane_stride, int64_t lanes, int64_t width,
+                int64_t depth, int64_t panel_pairs, uint32_t* words) {
   const int64_t pairs = ceil_div(depth, 2);
   if (lanes < width) std::fill(words, words + pairs * width, 0u);
   std::fill(words + pairs * width, words + panel_pairs * width, 0u);
@@ -140,8 +112,8 @@ void pack_panel(const float* origin, int64_t lane_stride, int64_t lanes, int64_t
   alignas(64) uint32_t runs[kWordTransposeLanes * kRunWords];
   for (int64_t l0 = 0; l0 < lanes; l0 += kWordTransposeLanes) {
     const int64_t group = std::min(kWordTransposeLanes, lanes - l0);
-    for (int64_t l = 0; l < group; ++l) round_run(origin + (l0 + l) * lane_stride, depth, runs + l * kRunWords);
-    transpose(runs, kRunWords, group, pairs, words + l0, width);
+    for (int64_t l = 0; l < group; ++l) plan.round_run(origin + (l0 + l) * lane_stride, depth, runs + l * kRunWords);
+    plan.transpose(runs, kRunWords, group, pairs, words + l0, width);
   }
 }
 
@@ -150,12 +122,12 @@ void pack_panel(const float* origin, int64_t lane_stride, int64_t lanes, int64_t
 // of padding, zeros) rounded as one run over `lanes` and dealt to the panels `width` words at a time, panel q's
 // words of pair p at out[(q·panel_pairs + p)·width]; the last panel's lanes past `lanes` are zeros. Each row of
 // the source is read once, left to right. lanes <= kMaxLanes.
-void deal_pair(const float* even, const float* odd, int64_t lanes, int64_t width, int64_t p, int64_t panel_pairs,
-               uint32_t* out) {
+void deal_pair(const TilePlan& plan, const float* even, const float* odd, int64_t lanes, int64_t width, int64_t p,
+               int64_t panel_pairs, uint32_t* out) {
   alignas(64) uint32_t run[kMaxLanes];
   const int64_t panels = ceil_div(lanes, width);
   if (even != nullptr) {
-    round_pairs(even, odd, lanes, run);
+    plan.round_pairs(even, odd, lanes, run);
   } else {
     std::fill(run, run + lanes, 0u);
   }
@@ -166,19 +138,19 @@ void deal_pair(const float* even, const float* odd, int64_t lanes, int64_t width
 }
 
 // A[row0 .. row0+rows, k0 .. k0+depth) as ceil(rows/R) panels of R = kBf16TileRows lanes; rows <= kMaxRowBlock.
-void pack_a_panels(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, WordTranspose transpose,
+void pack_a_panels(const TilePlan& plan, GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth,
                    uint32_t* out) {
   constexpr int64_t R = kBf16TileRows;
   const int64_t pairs = ceil_div(depth, 2);
   if (a.column_major) {  // A's rows contiguous (xᵀ in the weight gradients xᵀ·G): a pair at a time
     for (int64_t p = 0; p < pairs; ++p) {
       const float* even = a.data + row0 + (k0 + 2 * p) * a.ld;
-      deal_pair(even, 2 * p + 1 < depth ? even + a.ld : nullptr, rows, R, p, pairs, out);
+      deal_pair(plan, even, 2 * p + 1 < depth ? even + a.ld : nullptr, rows, R, p, pairs, out);
     }
     return;
   }
   for (int64_t panel = 0; panel < ceil_div(rows, R); ++panel) {
-    pack_panel(a.data + (row0 + panel * R) * a.ld + k0, a.ld, std::min(R, rows - panel * R), R, depth, pairs, transpose,
+    pack_panel(plan, a.data + (row0 + panel * R) * a.ld + k0, a.ld, std::min(R, rows - panel * R), R, depth, pairs,
                out + panel * pairs * R);
   }
 }
@@ -186,11 +158,11 @@ void pack_a_panels(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, 
 // A[row0 .. row0+rows, k0 .. k0+depth) in the row layout (bf16_tile.h): row i's panel_pairs words at
 // out[i·panel_pairs], the pairs past ceil(depth/2) and the rows up to a whole number of tiles (tile_rows) zeros;
 // rows <= kMaxRowBlock.
-void pack_a_rows(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth, int64_t panel_pairs,
-                 int64_t tile_rows, WordTranspose transpose, uint32_t* out) {
+void pack_a_rows(const TilePlan& plan, GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth,
+                 int64_t panel_pairs, uint32_t* out) {
   const int64_t pairs = ceil_div(depth, 2);
   if (!a.column_major) {  // a row's k contiguous: its words are its rounded run
-    for (int64_t i = 0; i < rows; ++i) round_run(a.data + (row0 + i) * a.ld + k0, depth, out + i * panel_pairs);
+    for (int64_t i = 0; i < rows; ++i) plan.round_run(a.data + (row0 + i) * a.ld + k0, depth, out + i * panel_pairs);
   } else {
     // A's rows contiguous (xᵀ in the weight gradients xᵀ·G): each pair rounded along the rows, one run per pair,
     // and 16 pairs' runs at a time transposed into the rows.
@@ -200,20 +172,20 @@ void pack_a_rows(GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, in
       for (int64_t q = 0; q < group; ++q) {
         const int64_t pair = p0 + q;
         const float* even = a.data + row0 + (k0 + 2 * pair) * a.ld;
-        round_pairs(even, 2 * pair + 1 < depth ? even + a.ld : nullptr, rows, runs + q * kMaxRowBlock);
+        plan.round_pairs(even, 2 * pair + 1 < depth ? even + a.ld : nullptr, rows, runs + q * kMaxRowBlock);
       }
-      transpose(runs, kMaxRowBlock, group, rows, out + p0, panel_pairs);
+      plan.transpose(runs, kMaxRowBlock, group, rows, out + p0, panel_pairs);
     }
   }
   for (int64_t i = 0; i < rows; ++i) std::fill(out + i * panel_pairs + pairs, out + (i + 1) * panel_pairs, 0u);
-  std::fill(out + rows * panel_pairs, out + round_up(rows, tile_rows) * panel_pairs, 0u);
+  std::fill(out + rows * panel_pairs, out + round_up(rows, plan.rows) * panel_pairs, 0u);
 }
 
 // B[k0 .. k0+depth, col0 .. col0+cols) of a column-major B (Wᵀ), cols <= N, as one panel of N lanes and
 // panel_pairs pairs.
-void pack_b_panel(GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t panel_pairs, int64_t col0, int64_t cols,
-                  WordTranspose transpose, uint32_t* words) {
-  pack_panel(b.data + k0 + col0 * b.ld, b.ld, cols, N, depth, panel_pairs, transpose, words);
+void pack_b_panel(const TilePlan& plan, GemmMatrix<float> b, int64_t k0, int64_t depth, int64_t panel_pairs,
+                  int64_t col0, int64_t cols, uint32_t* words) {
+  pack_panel(plan, b.data + k0 + col0 * b.ld, b.ld, cols, N, depth, panel_pairs, words);
 }
 
 // C[0 .. rows, panel_begin·N .. min(panel_end·N, cols)) from a packed block of A (rows × depth) and the
@@ -274,7 +246,8 @@ bool bf16_avx512_supported() {
 #if defined(__x86_64__)
   static const bool supported = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512bf16");
   }();
   return supported;
 #else
@@ -391,14 +364,14 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
         if (b.column_major) {  // B = Wᵀ: each column's k contiguous, a panel at a time
 #pragma omp for schedule(static)
           for (int64_t panel = 0; panel < panels; ++panel) {
-            pack_b_panel(b, k0, depth, pairs, col0 + panel * N, std::min(N, cols - panel * N), plan.transpose,
+            pack_b_panel(plan, b, k0, depth, pairs, col0 + panel * N, std::min(N, cols - panel * N),
                          b_words + panel * pairs * N);
           }
         } else {  // each row of B contiguous: a pair of rows at a time, across all the panels
 #pragma omp for schedule(static)
           for (int64_t p = 0; p < pairs; ++p) {
             const float* even = 2 * p < depth ? b.data + (k0 + 2 * p) * b.ld + col0 : nullptr;
-            deal_pair(even, 2 * p + 1 < depth ? even + b.ld : nullptr, cols, N, p, pairs, b_words);
+            deal_pair(plan, even, 2 * p + 1 < depth ? even + b.ld : nullptr, cols, N, p, pairs, b_words);
           }
         }
         // (the for's barrier: B's block is packed before anyone reads it, and read by all before the next one)
@@ -409,9 +382,9 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
           const int64_t row0 = block * row_block, rows = std::min(row_block, m - row0);
           if (block != packed) {
             if (plan.a_row_layout) {
-              pack_a_rows(a, row0, rows, k0, depth, pairs, R, plan.transpose, a_words);
+              pack_a_rows(plan, a, row0, rows, k0, depth, pairs, a_words);
             } else {
-              pack_a_panels(a, row0, rows, k0, depth, plan.transpose, a_words);
+              pack_a_panels(plan, a, row0, rows, k0, depth, a_words);
             }
             packed = block;
           }

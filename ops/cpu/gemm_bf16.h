@@ -3,8 +3,8 @@
 //
 //   C [m, n] (row-major, row stride ldc) = bf16(A) [m, k] · bf16(B) [k, n],  summed in f32
 //
-// where bf16(x) rounds an f32 to bfloat16, to nearest, ties to even (BFloat16::from_float, core/half.h), and
-// a subnormal result becomes a zero of the same sign (as vdpbf16ps reads its inputs). A and B are f32 and read
+// where bf16(x) reads a zero or subnormal f32 as a zero of its sign (as vdpbf16ps reads its inputs) and rounds any
+// other to bfloat16, to nearest, ties to even (ops/cpu/bf16_round.h; vcvtne2ps2bf16). A and B are f32 and read
 // in place, row- or column-major (GemmMatrix, ops/cpu/gemm.h); C is f32. This is what `--precision bf16`
 // means for a matrix product on the CPU (ops/cpu/matmul_precision.h, docs/mixed-precision.md), the
 // semantics of PyTorch's torch.backends.mkldnn.matmul.fp32_precision = "bf16" (oneDNN's bf16 math mode).

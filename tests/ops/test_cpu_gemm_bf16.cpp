@@ -32,10 +32,10 @@ using agf::test::StoredMatrix;
 
 namespace {
 
-// x as the kernels read it: rounded to bf16 (core/half.h), a subnormal made zero (as vdpbf16ps reads it).
+// x as the kernels read it: a subnormal read as zero (as vdpbf16ps reads it), else rounded to bf16 (core/half.h).
 float bf16_value(float x) {
-  const uint16_t bits = agf::BFloat16::from_float(x);
-  return agf::BFloat16::to_float((bits & 0x7f80u) == 0 ? bits & 0x8000u : bits);
+  if (std::fpclassify(x) == FP_SUBNORMAL) return std::copysign(0.0f, x);
+  return agf::BFloat16::to_float(agf::BFloat16::from_float(x));
 }
 
 struct Product {
@@ -221,6 +221,8 @@ TEST_CASE("bf16 rounding: to nearest, ties to even, nan stays nan, inf, and past
   CHECK(std::isinf(product(std::numeric_limits<float>::max())));
   CHECK(product(0x1p-126f) == 0x1p-126f);  // the smallest normal stays
   CHECK(product(0x1p-130f) == 0.0f);       // a subnormal is read as zero, as vdpbf16ps reads it
+  // so is the largest subnormal, which rounding alone would take up to the smallest normal
+  CHECK(product(std::bit_cast<float>(0x007fffffu)) == 0.0f);
 }
 
 namespace {
