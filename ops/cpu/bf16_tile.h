@@ -1,6 +1,6 @@
 #pragma once
-// The innermost step of the bf16 GEMM (ops/cpu/gemm_bf16.h): one tile of C, kBf16TileRows × kBf16TileCols,
-// from two packed panels of bf16 pairs. One function per instruction set, each in its own file; the driver
+// The innermost step of the bf16 GEMM (ops/cpu/gemm_bf16.h): one tile of C, kBf16TileRows × kBf16TileCols
+// (kBf16AmxTileRows × kBf16TileCols for AMX), from two packed panels of bf16 pairs. One function per instruction set, each in its own file; the driver
 // (gemm_bf16.cpp) packs, blocks and parallelises around whichever one it runs.
 //
 // Panels. k is padded to an even length K = 2·pairs with zeros, and each 32-bit word holds two bf16 values
@@ -26,7 +26,9 @@
 // Each product of two bf16 values (8 significant bits each) has at most 16 significant bits, so it is exact in
 // f32 and the only roundings are the sums: with or without a fused multiply-add the result is the same. The
 // odd element before the even one is the order of Intel's description of vdpbf16ps. Because C is stored and
-// reloaded as f32 between blocks of k, the whole GEMM's result does not depend on its blocking or its threads.
+// reloaded as f32 between blocks of k, the whole GEMM's result does not depend on its blocking of rows and columns
+// or its threads (AMX's tdpbf16ps sums 16 pairs in an order of its own, so there the blocks of k are part of the
+// result).
 #include <cstdint>
 
 namespace agf::ops::cpu {
@@ -40,7 +42,7 @@ inline constexpr int64_t kBf16TileCols = 32;
 inline constexpr int64_t kBf16AmxTileRows = 32;
 inline constexpr int64_t kBf16AmxPairMultiple = 16;
 
-// C[i, j] at c[i·ldc + j], i < kBf16TileRows, j < kBf16TileCols; see above.
+// C[i, j] at c[i·ldc + j], i < the kernel's tile rows, j < kBf16TileCols; see above.
 using Bf16TileKernel = void (*)(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_panel, float* c, int64_t ldc,
                                 bool accumulate);
 
@@ -61,5 +63,10 @@ void bf16_tile_avx512(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_
 // necessarily its bits.
 void bf16_tile_amx(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_panel, float* c, int64_t ldc,
                    bool accumulate);
+
+// The AMX kernel's tile configuration (ldtilecfg: 8 tiles of 16 rows × 64 bytes), loaded by each thread before its
+// first bf16_tile_amx of a product, and the release of the tiles (tilerelease) after its last.
+void bf16_amx_configure_tiles();
+void bf16_amx_release_tiles();
 
 }  // namespace agf::ops::cpu

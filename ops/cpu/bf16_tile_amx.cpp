@@ -12,8 +12,9 @@
 // f32 accumulation bound and report how often it equals the contract bit for bit.
 //
 // Linux gives a process the tile registers only after arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), which
-// bf16_amx_supported() (gemm_bf16.h) asks for once; each thread loads the configuration at its first tile and
-// keeps it (no other code in agf touches the tile registers).
+// bf16_amx_supported() (gemm_bf16.h) asks for once; each thread of a product loads the configuration before its
+// first tile and releases the tiles after its last (the driver calls both), so that nothing is assumed of the
+// tile state between products and an idle thread holds no tile data.
 #include "ops/cpu/bf16_tile.h"
 
 #if defined(__x86_64__)
@@ -38,22 +39,26 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64);
 
-__attribute__((target("amx-tile"))) void configure_tiles() {
-  thread_local bool configured = false;
-  if (configured) return;
+constexpr TileConfig sixteen_by_64_bytes() {
   TileConfig config;
   for (int t = 0; t < 8; ++t) config.bytes_per_row[t] = 64, config.rows[t] = 16;
-  _tile_loadconfig(&config);
-  configured = true;
+  return config;
 }
 
+// In static memory: GCC's _tile_loadconfig names only the first 8 bytes of its operand as read, so a configuration
+// built on the stack just before it can lose its stores (it did: tilezero then faulted).
+constexpr TileConfig kTileConfig = sixteen_by_64_bytes();
+
 }  // namespace
+
+__attribute__((target("amx-tile"))) void bf16_amx_configure_tiles() { _tile_loadconfig(&kTileConfig); }
+
+__attribute__((target("amx-tile"))) void bf16_amx_release_tiles() { _tile_release(); }
 
 __attribute__((target("amx-tile,amx-bf16"))) void
 bf16_tile_amx(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_panel, float* c, int64_t ldc, bool accumulate) {
   static_assert(kBf16AmxTileRows == 32 && kBf16TileCols == 32 && kBf16AmxPairMultiple == 16,
                 "2 × 2 tiles of 16 × 16 f32, 16 pairs (64 bytes) per row of A and per tile of B");
-  configure_tiles();
   const int64_t c_stride = ldc * static_cast<int64_t>(sizeof(float));
   float* c10 = c + 16 * ldc;
   if (accumulate) {
@@ -90,6 +95,8 @@ bf16_tile_amx(int64_t pairs, const uint32_t* a_panel, const uint32_t* b_panel, f
 void bf16_tile_amx(int64_t, const uint32_t*, const uint32_t*, float*, int64_t, bool) {
   fail("bf16_tile_amx: AMX exists on x86-64 only");
 }
+void bf16_amx_configure_tiles() { fail("bf16_amx_configure_tiles: AMX exists on x86-64 only"); }
+void bf16_amx_release_tiles() { fail("bf16_amx_release_tiles: AMX exists on x86-64 only"); }
 
 #endif
 

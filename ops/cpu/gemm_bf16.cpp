@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 
 #include "core/error.h"
@@ -35,20 +36,28 @@ namespace agf::ops::cpu {
 namespace {
 
 constexpr int64_t N = kBf16TileCols;
-// k per block (even): B's panel of 128 pairs × 32 words = 16 KiB and A's of 128 × 14 words = 7 KiB share L1.
+// k per block (even): B's panel of 128 pairs × 32 words = 16 KiB shares L1 with A's of 128 × 14 words = 7 KiB
+// (AVX512-BF16), or A's tile of 32 rows × 128 words = 16 KiB (AMX).
 constexpr int64_t kDepthBlock = 256;
 // Rows per block of A at most, for any kernel: 384 × 256 bf16 = 192 KiB, within L2 (1 MiB on Zen 4, 2 MiB on
 // Sapphire Rapids).
 constexpr int64_t kMaxRowBlock = 384;
 constexpr int64_t kMaxTileRows = std::max(kBf16TileRows, kBf16AmxTileRows);
+// Columns per block of B with AMX: 256 × 8192 bf16 = 4 MiB (read from L3 a panel at a time), so that a product as
+// wide as the output layer packs A once per depth block, not once per 2048 columns; with AMX's rate the packing,
+// not the tiles, is what such a product spends. (AVX512-BF16: 2048, 1 MiB, read by both threads from L2/L3.)
+constexpr int64_t kAmxColumnBlock = 256 * N;
 // Lanes of a run that deal_pair rounds at once: a block's rows (A) or columns (B).
-constexpr int64_t kMaxLanes = std::max(kMaxRowBlock, 256 * kBf16TileCols);
+constexpr int64_t kMaxLanes = std::max(kMaxRowBlock, kAmxColumnBlock);
 // Products with fewer multiply-adds run on one thread: 2^21 take about 40 µs on one core at the AVX-512 kernel's
-// rate (≈ 50·10⁹ multiply-adds/s), and a parallel region with its barriers costs several µs — far more when
-// another process holds a core and a thread waits at each barrier for one that is not running.
+// rate (≈ 50·10⁹ multiply-adds/s; a few µs with AMX, where packing dominates), and a parallel region with its
+// barriers costs several µs — far more when another process holds a core and a thread waits at each barrier for
+// one that is not running. (Not tuned for AMX.)
 constexpr int64_t kParallelMultiplyAdds = int64_t(1) << 21;
 
-// The kernel a living ForceBf16Kernel chose (Bf16Kernel::none: none lives), and how many live.
+// The kernel a living ForceBf16Kernel chose (Bf16Kernel::none: none lives), and how many live; changed under
+// forcing_mutex (a check and a store), read without it (the kernel is stored before the count that publishes it).
+std::mutex forcing_mutex;
 std::atomic<Bf16Kernel> forced_kernel{Bf16Kernel::none};
 std::atomic<int> forcing{0};
 
@@ -63,11 +72,13 @@ struct TilePlan {
   void (*round_pairs)(const float* even, const float* odd, int64_t count, uint32_t* words);
   void (*transpose)(const uint32_t* in, int64_t in_stride, int64_t lanes, int64_t count, uint32_t* out,
                     int64_t out_stride);
-  int64_t rows;           // of a tile of C (its columns: kBf16TileCols)
-  int64_t pair_multiple;  // a panel's pairs padded with zeros to a multiple of this
-  bool a_row_layout;      // A packed in the row layout (AMX), else in panels (bf16_tile.h)
-  int64_t max_row_block;  // rows per block of A at most, a multiple of `rows`, <= kMaxRowBlock
-  int64_t column_block;   // columns per block of B (shared by the threads), a multiple of N, <= kMaxLanes
+  int64_t rows;            // of a tile of C (its columns: kBf16TileCols)
+  int64_t pair_multiple;   // a panel's pairs padded with zeros to a multiple of this
+  bool a_row_layout;       // A packed in the row layout (AMX), else in panels (bf16_tile.h)
+  int64_t max_row_block;   // rows per block of A at most, a multiple of `rows`, <= kMaxRowBlock
+  int64_t column_block;    // columns per block of B (shared by the threads), a multiple of N, <= kMaxLanes
+  void (*begin_thread)();  // run by each thread before its first tile of a product, and
+  void (*end_thread)();    // after its last (nullptr: nothing)
 };
 
 TilePlan plan_of(Bf16Kernel kernel) {
@@ -80,10 +91,9 @@ TilePlan plan_of(Bf16Kernel kernel) {
             .pair_multiple = kBf16AmxPairMultiple,
             .a_row_layout = true,
             .max_row_block = 12 * kBf16AmxTileRows,
-            // 8192 columns: B's block of 256 × 8192 bf16 = 4 MiB (read from L3 a panel at a time), so that a
-            // product as wide as the output layer packs A once per depth block, not once per 2048 columns;
-            // with AMX's rate the packing, not the tiles, is what such a product spends.
-            .column_block = 256 * N};
+            .column_block = kAmxColumnBlock,
+            .begin_thread = bf16_amx_configure_tiles,
+            .end_thread = bf16_amx_release_tiles};
   }
   const bool avx512 = kernel == Bf16Kernel::avx512bf16;
   return {.tile = avx512 ? bf16_tile_avx512 : bf16_tile_portable,
@@ -94,8 +104,12 @@ TilePlan plan_of(Bf16Kernel kernel) {
           .pair_multiple = 1,
           .a_row_layout = false,
           .max_row_block = 24 * kBf16TileRows,
-          .column_block = 64 * N};  // 256 × 2048 bf16 = 1 MiB, read by both threads from L2/L3
+          .column_block = 64 * N,
+          .begin_thread = nullptr,
+          .end_thread = nullptr};
 }
+static_assert(12 * kBf16AmxTileRows <= kMaxRowBlock && 24 * kBf16TileRows <= kMaxRowBlock);
+static_assert(kAmxColumnBlock <= kMaxLanes && 64 * N <= kMaxLanes);
 
 // One panel (bf16_tile.h) from lanes (A's rows, or B's columns) whose k is contiguous: `width` lanes ×
 // panel_pairs pairs, lane l of pair p at words[p·width + l], element (lane l, k) of the source at
@@ -301,7 +315,8 @@ std::string bf16_kernel_name(Bf16Kernel kernel) {
 
 std::optional<Bf16Kernel> parse_bf16_kernel(const std::string& name) {
   for (const Bf16Kernel kernel : {Bf16Kernel::portable, Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
-    if (bf16_kernel_name(kernel).starts_with(name + " ")) return kernel;
+    const std::string full = bf16_kernel_name(kernel);
+    if (full.substr(0, full.find(' ')) == name) return kernel;
   }
   return std::nullopt;
 }
@@ -315,13 +330,17 @@ std::string bf16_unavailable_reason() {
 ForceBf16Kernel::ForceBf16Kernel(Bf16Kernel kernel) {
   AGF_CHECK(bf16_kernel_supported(kernel), "the bf16 kernel '{}' cannot run on this processor",
             bf16_kernel_name(kernel));
+  const std::lock_guard lock(forcing_mutex);
   AGF_CHECK(forcing.load() == 0 || forced_kernel.load() == kernel,
             "the bf16 kernel '{}' is forced while '{}' already is", bf16_kernel_name(kernel),
             bf16_kernel_name(forced_kernel.load()));
   forced_kernel.store(kernel);
   forcing.fetch_add(1);
 }
-ForceBf16Kernel::~ForceBf16Kernel() { forcing.fetch_sub(1); }
+ForceBf16Kernel::~ForceBf16Kernel() {
+  const std::lock_guard lock(forcing_mutex);
+  forcing.fetch_sub(1);
+}
 
 void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<float> a, GemmMatrix<float> b, float* c,
                int64_t ldc) {
@@ -349,6 +368,7 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
+    if (plan.begin_thread != nullptr) plan.begin_thread();
     thread_local WordBuffer a_buffer;
     uint32_t* const a_words = a_buffer.reserve(max_pairs * row_block);
     const int team = omp_get_num_threads();
@@ -393,6 +413,7 @@ void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<fl
         }
       }
     }
+    if (plan.end_thread != nullptr) plan.end_thread();
   }
 }
 

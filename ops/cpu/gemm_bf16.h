@@ -10,10 +10,10 @@
 // semantics of PyTorch's torch.backends.mkldnn.matmul.fp32_precision = "bf16" (oneDNN's bf16 math mode).
 //
 // How: A and B are packed, a block at a time, into panels of bf16 pairs (ops/cpu/bf16_tile.h; the rounding
-// happens there), and a tile kernel computes each kBf16TileRows × kBf16TileCols tile of C in f32 registers.
+// happens there), and a tile kernel computes each tile of C (14 × 32, or 32 × 32 with AMX) in f32 registers.
 // OpenMP threads split the rows of C (or, for few rows, the columns); inside a parallel region (a batch of
 // products spread over threads by ops::matmul) it runs on the calling thread. The result is bit for bit the
-// same for any number of threads and any blocking (bf16_tile.h says why).
+// same for any number of threads and any blocking of rows and columns (bf16_tile.h says why).
 //
 // Kernels, chosen once at run time: `amx` where the processor has AMX-BF16 and Linux grants the tile registers
 // (Intel Sapphire Rapids and later), else `avx512bf16` where it has AVX512-BF16 (Intel Cooper Lake and later;

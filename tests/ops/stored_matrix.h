@@ -1,7 +1,10 @@
 #pragma once
 // A [rows, cols] test matrix stored row- or column-major with spare elements after each row (column), filled
-// with uniform values in [-1, 1): the operands of the GEMM tests (test_cpu_gemm.cpp, test_cpu_gemm_bf16.cpp).
+// with uniform values in [-1, 1): the operands of the GEMM tests (test_cpu_gemm.cpp, test_cpu_gemm_bf16.cpp). The
+// spare elements are nan, so that a GEMM that reads past a row (or column) gives nan instead of a sum that
+// happens to be right.
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/random.h"
@@ -16,7 +19,7 @@ struct StoredMatrix {
   bool column_major;
   StoredMatrix(int64_t r, int64_t c, bool column, int64_t pad, uint64_t seed) : rows(r), cols(c), column_major(column) {
     ld = (column ? r : c) + pad;
-    memory.assign(static_cast<std::size_t>(ld * (column ? c : r)), T(0));
+    memory.assign(static_cast<std::size_t>(ld * (column ? c : r)), std::numeric_limits<T>::quiet_NaN());
     agf::Generator generator(seed);
     const std::vector<double> values = agf::uniform({r * c}, generator, -1, 1, agf::DType::f64).to_double_vector();
     for (int64_t i = 0; i < r; ++i)

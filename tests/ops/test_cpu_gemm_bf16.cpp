@@ -232,8 +232,10 @@ void check_processor_kernel(Bf16Kernel kernel, const char* missing) {
   if (!agf::ops::cpu::bf16_kernel_supported(kernel)) AGF_SKIP(missing);
   int64_t elements = 0, bitwise = 0;
   const int threads_before = omp_get_max_threads();
+  std::vector<std::vector<float>> one_thread;  // each product's C with 1 thread, to compare with 2
   for (const int threads : {1, 2}) {
     omp_set_num_threads(threads);
+    std::size_t product = 0;
     for (const auto& [m, n, k] : kShapes) {
       for (bool a_column : {false, true}) {
         for (bool b_column : {false, true}) {
@@ -244,6 +246,12 @@ void check_processor_kernel(Bf16Kernel kernel, const char* missing) {
           CHECK(worst_against_exact(r) <= 1.0);
           elements += m * n;
           bitwise += equal_to_contract(r);
+          if (threads == 1) {
+            one_thread.push_back(r.c);
+          } else {
+            CHECK(r.c == one_thread.at(product));  // the same bits whatever the threads
+          }
+          ++product;
         }
       }
     }
