@@ -170,7 +170,7 @@ void pack_a_panels(const TilePlan& plan, GemmMatrix<float> a, int64_t row0, int6
 }
 
 // A[row0 .. row0+rows, k0 .. k0+depth) in the row layout (bf16_tile.h): row i's panel_pairs words at
-// out[i·panel_pairs], the pairs past ceil(depth/2) and the rows up to a whole number of tiles (tile_rows) zeros;
+// out[i·panel_pairs], the pairs past ceil(depth/2) and the rows up to a whole number of tiles (plan.rows) zeros;
 // rows <= kMaxRowBlock.
 void pack_a_rows(const TilePlan& plan, GemmMatrix<float> a, int64_t row0, int64_t rows, int64_t k0, int64_t depth,
                  int64_t panel_pairs, uint32_t* out) {
