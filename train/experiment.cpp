@@ -79,8 +79,17 @@ GridRun read_run(const fs::path& record) {
   return run;
 }
 
-// The processor, and the bf16 kernel agf picks on it (bf16 runs are not bit-identical across kernels).
-nlohmann::json machine() {
+// `value` as indented JSON at `path`, whole or not at all (train/atomic_file.h).
+void write_json_atomically(const fs::path& path, const nlohmann::json& value) {
+  AtomicFile file(path.string());
+  const std::string text = value.dump(2) + "\n";
+  file.write(text.data(), text.size());
+  file.commit();
+}
+
+// The processor, and for a bf16 run the bf16 kernel agf picks on it (bf16 runs are not bit-identical across
+// kernels; an f32 run does not ask for one, which on an AMX processor would ask Linux for the tile registers).
+nlohmann::json machine(Precision precision) {
   std::string cpu = "unknown";
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);) {
@@ -89,7 +98,9 @@ nlohmann::json machine() {
       break;
     }
   }
-  return {{"cpu", cpu}, {"bf16_kernel", ops::cpu::bf16_kernel_name(ops::cpu::bf16_kernel())}};
+  nlohmann::json machine{{"cpu", cpu}};
+  if (precision == Precision::bf16) machine["bf16_kernel"] = ops::cpu::bf16_kernel_name(ops::cpu::bf16_kernel());
+  return machine;
 }
 
 // The prepared dataset by its contents, not its path (the same data moved is the same; data prepared again
@@ -245,10 +256,7 @@ GridRun run_one(const ExperimentOptions& options, const std::string& label, uint
               work.string(), differences);
   } else {
     fs::create_directories(work);
-    AtomicFile budget_file(budget_path.string());
-    const std::string budget_text = budget.dump(2) + "\n";
-    budget_file.write(budget_text.data(), budget_text.size());
-    budget_file.commit();
+    write_json_atomically(budget_path, budget);
   }
   // trained.json marks the training done, so that a run killed during its evaluation is not trained again.
   const fs::path trained_path = work / "trained.json";
@@ -263,10 +271,7 @@ GridRun run_one(const ExperimentOptions& options, const std::string& label, uint
                {"tokens_per_second", summary.target_tokens_per_second},
                {"stopped_early", summary.stopped_early},
                {"best_valid_loss", summary.best_valid_loss}};
-    AtomicFile trained_file(trained_path.string());
-    const std::string trained_text = trained.dump(2) + "\n";
-    trained_file.write(trained_text.data(), trained_text.size());
-    trained_file.commit();
+    write_json_atomically(trained_path, trained);
   }
   fs::create_directories(record);
   const nlohmann::json splits = evaluate_run(options, train_options, work, record);
@@ -275,14 +280,11 @@ GridRun run_one(const ExperimentOptions& options, const std::string& label, uint
   nlohmann::json record_summary{{"label", label}, {"seed", seed}};
   record_summary.update(trained);
   record_summary["splits"] = splits;
-  record_summary["machine"] = machine();
+  record_summary["machine"] = machine(train_options.precision);
   record_summary["budget"] = budget;
   // Its presence marks the run done: written whole or not at all, last, so that a kill before it leaves a run
   // that the next attempt evaluates again, never a record that fails to read.
-  AtomicFile summary_file((record / "summary.json").string());
-  const std::string summary_text = record_summary.dump(2) + "\n";
-  summary_file.write(summary_text.data(), summary_text.size());
-  summary_file.commit();
+  write_json_atomically(record / "summary.json", record_summary);
   return read_run(record);
 }
 
