@@ -22,7 +22,7 @@ apt_install() {  # apt_install PACKAGE...: non-interactive, package lists refres
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-debian_packages=(g++ cmake ninja-build libeigen3-dev libopenblas-openmp-dev catch2 libcli11-dev nlohmann-json3-dev
+debian_packages=(g++ cmake ninja-build libeigen3-dev libopenblas-openmp-dev libdnnl-dev catch2 libcli11-dev nlohmann-json3-dev
                  libfmt-dev liblzma-dev ccache pkg-config xz-utils python3 python3-numpy)
 missing=()
 for package in "${debian_packages[@]}"; do

@@ -50,12 +50,12 @@ stage_times+=("1. the suite: $((SECONDS - start)) s")
 # targets link the same objects. -O1, as ASan advises: fast enough to run, quicker to build than -O3.
 have_clang=0
 command -v clang++ >/dev/null 2>&1 && have_clang=1
-# The GEMM is Eigen's (-DAGF_OPENBLAS=OFF), instrumented like the rest: clang links LLVM's OpenMP runtime
-# (libomp), and OpenBLAS's OpenMP build, made for GCC's libgomp, can wait forever in its thread pool under
-# libomp's GOMP_* shims (a threaded sgemm spun in sched_yield until CTest's 1500 s timeout; OMP_NUM_THREADS=1
-# hid it). Release builds with GCC keep OpenBLAS.
+# The GEMM is Eigen's (-DAGF_OPENBLAS=OFF -DAGF_ONEDNN=OFF), instrumented like the rest: clang links LLVM's
+# OpenMP runtime (libomp), and OpenBLAS's OpenMP build, made for GCC's libgomp, can wait forever in its thread
+# pool under libomp's GOMP_* shims (a threaded sgemm spun in sched_yield until CTest's 1500 s timeout;
+# OMP_NUM_THREADS=1 hid it); oneDNN's Debian build is on libgomp too. Release builds with GCC keep both.
 sanitize_build() {
-  local configure=(-DAGF_CUDA=OFF -DAGF_OPENBLAS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+  local configure=(-DAGF_CUDA=OFF -DAGF_OPENBLAS=OFF -DAGF_ONEDNN=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
   if [ "$have_clang" = 1 ]; then
     configure+=(-DAGF_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++)
   else

@@ -3,10 +3,19 @@
 // projection):  C [m, n] (row-major, row stride ldc) = A [m, k] · B [k, n],  each of A and B read in place
 // as a row-major or a column-major matrix (ops/matmul_plan.h, gemm_operand).
 //
-// Built with OpenBLAS (its OpenMP variant: the same thread pool as agf's own loops, single-threaded when
-// called inside one) when CMake finds it, Eigen's GEMM otherwise. OpenBLAS picks its kernels at run time
-// for the processor at hand; measured against Eigen and BLIS in docs/cpu-speed.md.
+// Three libraries can do the work, each optional but Eigen:
+//   openblas  OpenBLAS's cblas_?gemm (its OpenMP variant: the same thread pool as agf's own loops,
+//             single-threaded when called inside one); it picks its kernels for the processor at run time.
+//   onednn    oneDNN's dnnl_sgemm (f32 only; JIT kernels for the processor, on the same OpenMP pool).
+//   eigen     Eigen's GEMM, always built: the fallback, and the tests' second opinion.
+// f32 products run on the processor's library (gemm_library_for_f32): oneDNN on Intel processors, OpenBLAS on
+// others, each where built, else Eigen. The reason is measurement (docs/cpu-speed.md): on a Sapphire Rapids
+// oneDNN ran the model's products 1.0–1.4× faster than OpenBLAS, whose Debian build has no kernel newer than
+// SkylakeX; on AMD Zen OpenBLAS ran them at the FMA peak, and oneDNN was not measured there. f64 products run
+// on OpenBLAS where built, else Eigen. Every library gives the same result for the same product on the same
+// processor and threads, call after call (resume is exact); two libraries differ in their last bits.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace agf::ops::cpu {
@@ -19,18 +28,45 @@ struct GemmMatrix {
   bool column_major = false;
 };
 
-// C = A·B for f32 and f64. m, n, k may be 0 (k = 0 gives zeros). With OpenBLAS, every extent and leading
-// dimension must fit its 32-bit blasint (checked: an error names the product, never a silent wrap).
+enum class GemmLibrary { eigen, openblas, onednn };
+
+// Whether this build has `library` (eigen always), and whether it computes T (onednn: f32 only).
+bool gemm_library_built(GemmLibrary library);
+template <class T>
+bool gemm_library_computes(GemmLibrary library);
+
+// The library gemm<float> runs: the one a living ForceGemmLibrary names, else the processor's (above).
+GemmLibrary gemm_library_for_f32();
+
+// "openblas", "onednn" or "eigen" (the flag value, parse_gemm_library), and the library's own words for what
+// it runs here: "openblas (OpenBLAS 0.3.21, SkylakeX kernels; <its build configuration>)",
+// "onednn (oneDNN 2.6.3, avx512_core_amx)", "eigen (Eigen 3.4.0)"; the flag value alone for one not built.
+std::string gemm_library_name(GemmLibrary library);
+std::optional<GemmLibrary> parse_gemm_library(const std::string& name);
+
+// gemm_library_name(gemm_library_for_f32()): what `agf bench` prints for its f32 products.
+std::string gemm_library();
+
+// While one lives (on any thread), gemm_library_for_f32() is `library`, which must be built (an error names it
+// otherwise); two alive at once must name the same one. For `agf bench --gemm-library`, which times a library
+// other than the processor's.
+class ForceGemmLibrary {
+ public:
+  explicit ForceGemmLibrary(GemmLibrary library);
+  ~ForceGemmLibrary();
+  ForceGemmLibrary(const ForceGemmLibrary&) = delete;
+  ForceGemmLibrary& operator=(const ForceGemmLibrary&) = delete;
+};
+
+// C = A·B with the given library, one that gemm_library_computes<T>. m, n, k may be 0 (k = 0 gives zeros).
+// Every extent and leading dimension must fit OpenBLAS's 32-bit blasint when it does the work (checked: an
+// error names the product, never a silent wrap).
+template <class T>
+void gemm_with(GemmLibrary library, int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c,
+               int64_t ldc);
+
+// C = A·B for f32 (gemm_library_for_f32()) and f64 (OpenBLAS, else Eigen). Same preconditions.
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc);
-
-// The same product with Eigen's GEMM: what gemm runs in a build without OpenBLAS, and in every build, so that
-// the tests check it against the triple loop even where OpenBLAS does the work. Same preconditions.
-template <class T>
-void eigen_gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc);
-
-// Which library does the work, and for which processor: "OpenBLAS (Zen; OpenBLAS 0.3.21 DYNAMIC_ARCH ...)"
-// (its kernel, then its build configuration) or "Eigen 3.4.0".
-std::string gemm_library();
 
 }  // namespace agf::ops::cpu

@@ -20,13 +20,12 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <new>
 
 #include "core/error.h"
+#include "core/forced_choice.h"
 #include "ops/cpu/bf16_round.h"
 #include "ops/cpu/bf16_tile.h"
 #include "ops/cpu/word_transpose.h"
@@ -55,11 +54,8 @@ constexpr int64_t kMaxLanes = std::max(kMaxRowBlock, kAmxColumnBlock);
 // one that is not running. (Not tuned for AMX.)
 constexpr int64_t kParallelMultiplyAdds = int64_t(1) << 21;
 
-// The kernel a living ForceBf16Kernel chose (Bf16Kernel::none: none lives), and how many live; changed under
-// forcing_mutex (a check and a store), read without it (the kernel is stored before the count that publishes it).
-std::mutex forcing_mutex;
-std::atomic<Bf16Kernel> forced_kernel{Bf16Kernel::none};
-std::atomic<int> forcing{0};
+// The kernel a living ForceBf16Kernel names.
+ForcedChoice<Bf16Kernel> forced_kernel;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t multiple) { return ceil_div(a, multiple) * multiple; }
@@ -298,7 +294,7 @@ bool bf16_kernel_supported(Bf16Kernel kernel) {
 }
 
 Bf16Kernel bf16_kernel() {
-  if (forcing.load() > 0) return forced_kernel.load();
+  if (const std::optional<Bf16Kernel> forced = forced_kernel.forced()) return *forced;
   if (bf16_kernel_supported(Bf16Kernel::amx)) return Bf16Kernel::amx;
   return bf16_avx512_supported() ? Bf16Kernel::avx512bf16 : Bf16Kernel::none;
 }
@@ -330,17 +326,9 @@ std::string bf16_unavailable_reason() {
 ForceBf16Kernel::ForceBf16Kernel(Bf16Kernel kernel) {
   AGF_CHECK(bf16_kernel_supported(kernel), "the bf16 kernel '{}' cannot run on this processor",
             bf16_kernel_name(kernel));
-  const std::lock_guard lock(forcing_mutex);
-  AGF_CHECK(forcing.load() == 0 || forced_kernel.load() == kernel,
-            "the bf16 kernel '{}' is forced while '{}' already is", bf16_kernel_name(kernel),
-            bf16_kernel_name(forced_kernel.load()));
-  forced_kernel.store(kernel);
-  forcing.fetch_add(1);
+  forced_kernel.begin(kernel, "the bf16 kernel", bf16_kernel_name);
 }
-ForceBf16Kernel::~ForceBf16Kernel() {
-  const std::lock_guard lock(forcing_mutex);
-  forcing.fetch_sub(1);
-}
+ForceBf16Kernel::~ForceBf16Kernel() { forced_kernel.end(); }
 
 void gemm_bf16(Bf16Kernel kernel, int64_t m, int64_t n, int64_t k, GemmMatrix<float> a, GemmMatrix<float> b, float* c,
                int64_t ldc) {

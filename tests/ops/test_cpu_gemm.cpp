@@ -1,8 +1,11 @@
-// ops/cpu/gemm.h (OpenBLAS or Eigen, and the Eigen fallback on its own) against the triple loop in f64, for every operand layout, padded
-// leading dimensions, shapes large enough for the library's blocking and packing, and the empty cases.
+// ops/cpu/gemm.h: each GEMM library this build has (Eigen, OpenBLAS, oneDNN) against the triple loop in f64, for
+// every operand layout, padded leading dimensions, shapes large enough for the library's blocking and packing, and
+// the empty cases; the choice of library, and forcing another.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/random.h"
@@ -10,6 +13,7 @@
 #include "ops/matmul.h"
 #include "tests/ops/stored_matrix.h"
 
+using agf::ops::cpu::GemmLibrary;
 using agf::ops::cpu::GemmMatrix;
 
 namespace {
@@ -36,18 +40,58 @@ void check_gemm(Gemm gemm, int64_t m, int64_t n, int64_t k, bool a_column, bool 
 
 }  // namespace
 
-TEST_CASE("the CPU GEMM and its Eigen fallback equal the triple loop for every layout, in f32 and f64",
+constexpr GemmLibrary kLibraries[] = {GemmLibrary::eigen, GemmLibrary::openblas, GemmLibrary::onednn};
+
+TEST_CASE("every GEMM library of the build equals the triple loop for every layout, in f32 and f64",
           "[ops][matmul][gemm]") {
-  INFO(agf::ops::cpu::gemm_library());
   const std::vector<std::array<int64_t, 3>> shapes = {
       {1, 1, 1}, {1, 37, 19}, {29, 1, 64}, {67, 300, 129}, {300, 67, 257}};
-  for (const auto& [m, n, k] : shapes) {
-    for (bool a_column : {false, true}) {
-      for (bool b_column : {false, true}) {
-        check_gemm<double>(agf::ops::cpu::gemm<double>, m, n, k, a_column, b_column, 1e-15);
-        check_gemm<float>(agf::ops::cpu::gemm<float>, m, n, k, a_column, b_column, 2e-7);
-        check_gemm<double>(agf::ops::cpu::eigen_gemm<double>, m, n, k, a_column, b_column, 1e-15);
-        check_gemm<float>(agf::ops::cpu::eigen_gemm<float>, m, n, k, a_column, b_column, 2e-7);
+  int f32_libraries = 0;
+  for (const GemmLibrary library : kLibraries) {
+    INFO(agf::ops::cpu::gemm_library_name(library));
+    const auto gemm_f32 = [library](auto... args) { agf::ops::cpu::gemm_with<float>(library, args...); };
+    const auto gemm_f64 = [library](auto... args) { agf::ops::cpu::gemm_with<double>(library, args...); };
+    for (const auto& [m, n, k] : shapes) {
+      for (bool a_column : {false, true}) {
+        for (bool b_column : {false, true}) {
+          if (agf::ops::cpu::gemm_library_computes<double>(library)) {
+            check_gemm<double>(gemm_f64, m, n, k, a_column, b_column, 1e-15);
+          }
+          if (agf::ops::cpu::gemm_library_computes<float>(library)) {
+            check_gemm<float>(gemm_f32, m, n, k, a_column, b_column, 2e-7);
+          }
+        }
+      }
+    }
+    f32_libraries += agf::ops::cpu::gemm_library_computes<float>(library) ? 1 : 0;
+  }
+#ifdef AGF_WITH_OPENBLAS
+  CHECK(agf::ops::cpu::gemm_library_computes<double>(GemmLibrary::openblas));
+#endif
+#ifdef AGF_WITH_ONEDNN
+  CHECK(agf::ops::cpu::gemm_library_computes<float>(GemmLibrary::onednn));
+  CHECK_FALSE(agf::ops::cpu::gemm_library_computes<double>(GemmLibrary::onednn));  // dnnl_sgemm only
+#endif
+  CHECK(f32_libraries >= 1);
+  // gemm itself, on the processor's library
+  check_gemm<float>(agf::ops::cpu::gemm<float>, 300, 67, 257, true, false, 2e-7);
+  check_gemm<double>(agf::ops::cpu::gemm<double>, 300, 67, 257, false, true, 1e-15);
+}
+
+TEST_CASE("each GEMM library gives the same bits for the same product, call after call", "[ops][matmul][gemm]") {
+  // Resume is exact only if a product repeats exactly: no library may sum in an order that varies between calls
+  // (oneDNN and OpenBLAS split k across threads for some shapes; the sum of the parts must keep its order).
+  for (const GemmLibrary library : kLibraries) {
+    if (!agf::ops::cpu::gemm_library_computes<float>(library)) continue;
+    INFO(agf::ops::cpu::gemm_library_name(library));
+    for (const auto& [m, n, k] :
+         std::vector<std::array<int64_t, 3>>{{256, 256, 1536}, {1536, 256, 256}, {64, 64, 4096}}) {
+      agf::test::StoredMatrix<float> a(m, k, true, 3, 1), b(k, n, false, 5, 2);
+      std::vector<float> first(static_cast<std::size_t>(m * n)), again(first.size());
+      agf::ops::cpu::gemm_with<float>(library, m, n, k, a.view(), b.view(), first.data(), n);
+      for (int repeat = 0; repeat < 3; ++repeat) {
+        agf::ops::cpu::gemm_with<float>(library, m, n, k, a.view(), b.view(), again.data(), n);
+        CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0);
       }
     }
   }
@@ -66,11 +110,35 @@ TEST_CASE("the CPU GEMM with an empty inner dimension writes zeros, and with no 
             .to_double_vector() == std::vector<double>(6, 0.0));
 }
 
-TEST_CASE("the CPU GEMM names its library", "[ops][matmul][gemm]") {
-  const std::string library = agf::ops::cpu::gemm_library();
-#ifdef AGF_WITH_OPENBLAS
-  CHECK_THAT(library, Catch::StartsWith("OpenBLAS"));
-#else
-  CHECK_THAT(library, Catch::StartsWith("Eigen"));
-#endif
+TEST_CASE("the f32 GEMM runs on the processor's library, and another can be forced", "[ops][matmul][gemm]") {
+  using agf::ops::cpu::gemm_library_for_f32;
+  const GemmLibrary chosen = gemm_library_for_f32();
+  INFO(agf::ops::cpu::gemm_library());
+  // oneDNN on an Intel processor, else OpenBLAS, each where built, else Eigen
+  using agf::ops::cpu::gemm_library_built;
+  const bool intel = __builtin_cpu_is("intel");
+  CHECK(chosen == (intel && gemm_library_built(GemmLibrary::onednn) ? GemmLibrary::onednn
+                   : gemm_library_built(GemmLibrary::openblas)      ? GemmLibrary::openblas
+                                                                    : GemmLibrary::eigen));
+  CHECK_THAT(agf::ops::cpu::gemm_library(), Catch::StartsWith(agf::ops::cpu::gemm_library_name(chosen)));
+  for (const GemmLibrary library : kLibraries) {
+    const std::string name = agf::ops::cpu::gemm_library_name(library);
+    CHECK(agf::ops::cpu::parse_gemm_library(name.substr(0, name.find(' '))) == library);
+    if (!agf::ops::cpu::gemm_library_built(library)) {
+      CHECK_THROWS_WITH(agf::ops::cpu::ForceGemmLibrary(library), Catch::Contains("not in this build"));
+      continue;
+    }
+    {
+      const agf::ops::cpu::ForceGemmLibrary forced(library);
+      CHECK(gemm_library_for_f32() == library);
+      check_gemm<float>(agf::ops::cpu::gemm<float>, 67, 300, 129, false, true, 2e-7);
+      const GemmLibrary other = library == GemmLibrary::eigen ? GemmLibrary::openblas : GemmLibrary::eigen;
+      if (agf::ops::cpu::gemm_library_built(other)) {
+        CHECK_THROWS_WITH(agf::ops::cpu::ForceGemmLibrary(other), Catch::Contains("already is"));
+      }
+    }
+    CHECK(gemm_library_for_f32() == chosen);
+  }
+  CHECK_FALSE(agf::ops::cpu::parse_gemm_library("mkl"));
+  CHECK_FALSE(agf::ops::cpu::parse_gemm_library("OpenBLAS"));
 }

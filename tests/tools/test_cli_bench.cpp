@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "core/device.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "tests/skip.h"
 #include "tests/tools/cli_runner.h"
@@ -92,6 +93,36 @@ TEST_CASE("agf bench matmul --precision bf16 times bf16 products where the CPU h
   CHECK(run_agf("bench matmul --sizes 40 --precision bf16 --bf16-kernel avx2").status == 2);
   CHECK(run_agf("bench matmul --sizes 40 --precision bf16 --dtype f64").status == 2);
   CHECK(run_agf("bench matmul --sizes 40 --precision fp16").status == 2);
+}
+
+TEST_CASE("agf bench matmul and train time the f32 products by another GEMM library if asked", "[cli][bench][gemm]") {
+  using agf::ops::cpu::GemmLibrary;
+  const CommandResult chosen = run_agf("bench matmul --sizes 40 --repeats 1");
+  INFO(chosen.output);
+  CHECK(chosen.status == 0);
+  CHECK_THAT(chosen.output, Catch::Contains(agf::ops::cpu::gemm_library()));
+  for (const GemmLibrary library : {GemmLibrary::eigen, GemmLibrary::openblas, GemmLibrary::onednn}) {
+    const std::string name = agf::ops::cpu::gemm_library_name(library);
+    const std::string flag = " --gemm-library " + name.substr(0, name.find(' '));
+    const CommandResult matmul = run_agf("bench matmul --sizes 40 --repeats 1" + flag);
+    const CommandResult train = run_agf("bench train --preset tiny --batch 4 --length 6 --vocab 50 --steps 1" + flag);
+    INFO(matmul.output << train.output);
+    if (agf::ops::cpu::gemm_library_built(library)) {
+      CHECK(matmul.status == 0);
+      CHECK_THAT(matmul.output, Catch::Contains("f32 with") && Catch::Contains(name));
+      CHECK(std::regex_search(matmul.output, std::regex(R"(n=40 +40 +40 +40 +NN +[0-9.]+ +[0-9.]+)")));
+      CHECK(train.status == 0);
+      CHECK_THAT(train.output, Catch::Contains("matrix products: f32, " + name));
+    } else {
+      CHECK(matmul.status == 1);
+      CHECK_THAT(matmul.output, Catch::Contains("the GEMM library '" + name + "' is not in this build"));
+    }
+  }
+  CHECK(run_agf("bench matmul --sizes 40 --gemm-library mkl").status == 2);
+  CHECK(run_agf("bench matmul --sizes 40 --dtype f64 --gemm-library eigen").status == 2);
+  CHECK(run_agf("bench matmul --sizes 40 --precision bf16 --bf16-kernel portable --gemm-library eigen").status == 2);
+  CHECK(run_agf("bench train --preset tiny --steps 1 --precision bf16 --bf16-kernel portable --gemm-library eigen")
+            .status == 2);
 }
 
 TEST_CASE("agf bench matmul --model-shapes prints one row per product, transposed layouts included", "[cli][bench]") {

@@ -1,5 +1,6 @@
 // agf bench matmul: throughput of square products, and with --model-shapes of a training step's products,
-// through ops::matmul — ops/cpu/gemm.h on the CPU (OpenBLAS or Eigen, named in the heading; GFLOP/s), cuBLAS
+// through ops::matmul — ops/cpu/gemm.h on the CPU (oneDNN, OpenBLAS or Eigen, named in the heading; GFLOP/s;
+// --gemm-library NAME times another library than the processor's), cuBLAS
 // on a GPU (TFLOP/s; each timed product ends with a wait for the device). On the CPU, --precision bf16 times
 // the f32 products with bf16 operands (ops/cpu/gemm_bf16.h, the kernel named in the heading) where the
 // processor has bf16 arithmetic; --bf16-kernel NAME times another kernel than the processor's best (portable:
@@ -65,7 +66,8 @@ struct BenchMatmulFlags {
   bool model_shapes = false;
   int repeats = 5;
   std::string dtype = "f32", device = "cpu", precision = "fp32";
-  std::string bf16_kernel;  // "" = the processor's best
+  std::string bf16_kernel;   // "" = the processor's best
+  std::string gemm_library;  // "" = the processor's
 };
 
 void bench_matmul(BenchMatmulFlags flags) {
@@ -84,8 +86,13 @@ void bench_matmul(BenchMatmulFlags flags) {
   if (bf16 && (gpu || dtype != agf::DType::f32)) {
     throw CLI::ValidationError("--precision", "bf16 is for f32 products on the CPU (on a GPU: --dtype bf16)");
   }
+  if (!flags.gemm_library.empty() && (bf16 || gpu || dtype != agf::DType::f32)) {
+    throw CLI::ValidationError("--gemm-library", "is for f32 products on the CPU (--precision fp32)");
+  }
   std::optional<agf::ops::cpu::ForceBf16Kernel> forced;
   if (!flags.bf16_kernel.empty()) forced.emplace(*agf::ops::cpu::parse_bf16_kernel(flags.bf16_kernel));
+  std::optional<agf::ops::cpu::ForceGemmLibrary> forced_library;
+  if (!flags.gemm_library.empty()) forced_library.emplace(*agf::ops::cpu::parse_gemm_library(flags.gemm_library));
   AGF_CHECK(!bf16 || agf::ops::cpu::bf16_kernel() != agf::ops::cpu::Bf16Kernel::none,
             "bench matmul: --precision bf16: {}; --bf16-kernel portable times the portable kernel instead (slow: "
             "for checking, not a speed)",
@@ -157,6 +164,11 @@ const agf::cli::BenchRegistration registration{
                       "With --precision bf16: this kernel instead of the processor's best (amx, avx512bf16, or "
                       "portable: on any processor, slow: it checks the path, it is not a speed)")
           ->check(CLI::IsMember({"portable", "avx512bf16", "amx"}));
+      command
+          .add_option("--gemm-library", flags->gemm_library,
+                      "f32 products by this library instead of the processor's (onednn, openblas or eigen: one this "
+                      "build has)")
+          ->check(CLI::IsMember({"onednn", "openblas", "eigen"}));
       command.callback([flags] { bench_matmul(*flags); });
     }};
 

@@ -36,7 +36,8 @@ struct BenchTrainFlags {
   int steps = 5;
   std::string device = "cpu";
   std::string precision = "fp32";
-  std::string bf16_kernel;  // "" = the processor's best
+  std::string bf16_kernel;   // "" = the processor's best
+  std::string gemm_library;  // "" = the processor's
   double peak_tflops = 790;
 };
 
@@ -111,8 +112,13 @@ void bench_train(BenchTrainFlags flags) {
   if (!flags.bf16_kernel.empty() && (precision != agf::train::Precision::bf16 || !device.is_cpu())) {
     throw CLI::ValidationError("--bf16-kernel", "needs --precision bf16 on the CPU");
   }
+  if (!flags.gemm_library.empty() && (precision != agf::train::Precision::fp32 || !device.is_cpu())) {
+    throw CLI::ValidationError("--gemm-library", "needs --precision fp32 on the CPU");
+  }
   std::optional<agf::ops::cpu::ForceBf16Kernel> forced;
   if (!flags.bf16_kernel.empty()) forced.emplace(*agf::ops::cpu::parse_bf16_kernel(flags.bf16_kernel));
+  std::optional<agf::ops::cpu::ForceGemmLibrary> forced_library;
+  if (!flags.gemm_library.empty()) forced_library.emplace(*agf::ops::cpu::parse_gemm_library(flags.gemm_library));
   agf::train::check_precision_usable(precision, device, "bench train");
   fmt::print("training steps: {} preset, batch {} × {} tokens each side, vocabulary {}, {}, {}, mean of {} steps\n",
              flags.model.preset, flags.batch, flags.length, flags.vocabulary,
@@ -172,6 +178,11 @@ const agf::cli::BenchRegistration registration{
                       "With --precision bf16 on the CPU: this kernel instead of the processor's best (amx, "
                       "avx512bf16, or portable: slow)")
           ->check(CLI::IsMember({"portable", "avx512bf16", "amx"}));
+      command
+          .add_option("--gemm-library", flags->gemm_library,
+                      "With --precision fp32 on the CPU: the products by this library instead of the processor's "
+                      "(onednn, openblas or eigen: one this build has)")
+          ->check(CLI::IsMember({"onednn", "openblas", "eigen"}));
       command
           .add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
           ->capture_default_str()
