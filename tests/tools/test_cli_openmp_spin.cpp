@@ -1,4 +1,4 @@
-// The `agf` program's OpenMP spin (tools/agf/openmp_spin.h): GOMP_SPINCOUNT=1000 unless the user chose a spin or
+// The `agf` program's OpenMP spin (tools/agf/openmp_spin.h): GOMP_SPINCOUNT=3000 unless the user chose a spin or
 // a wait policy. libgomp prints the values it runs with under OMP_DISPLAY_ENV=verbose, once per start of the
 // program: the default case shows libgomp's own value first, then the one the re-executed program runs with.
 #include <catch2/catch.hpp>
@@ -9,6 +9,7 @@
 
 #include "tests/skip.h"
 #include "tests/tools/cli_runner.h"
+#include "tools/agf/openmp_spin.h"
 
 namespace {
 
@@ -35,7 +36,7 @@ TEST_CASE("agf runs with a short OpenMP spin by default", "[cli][threads]") {
   if (!AGF_OPENMP_LIBGOMP) AGF_SKIP(kNotLibgomp);
   const std::vector<std::string> values = spin_counts("");
   REQUIRE_FALSE(values.empty());
-  CHECK(values.back() == "1000");
+  CHECK(values.back() == agf::cli::kShortOpenmpSpin);
 }
 
 TEST_CASE("agf keeps the user's GOMP_SPINCOUNT or OMP_WAIT_POLICY and starts once", "[cli][threads]") {
@@ -43,5 +44,5 @@ TEST_CASE("agf keeps the user's GOMP_SPINCOUNT or OMP_WAIT_POLICY and starts onc
   CHECK(spin_counts("GOMP_SPINCOUNT=7") == std::vector<std::string>{"7"});
   const std::vector<std::string> active = spin_counts("OMP_WAIT_POLICY=active");
   REQUIRE(active.size() == 1);
-  CHECK(active[0] != "1000");
+  CHECK(active[0] != agf::cli::kShortOpenmpSpin);
 }

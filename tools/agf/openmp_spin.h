@@ -3,7 +3,7 @@
 
 namespace agf::cli {
 
-inline constexpr const char* kShortOpenmpSpin = "1000";  // GOMP_SPINCOUNT: spins before an idle thread sleeps
+inline constexpr const char* kShortOpenmpSpin = "3000";  // GOMP_SPINCOUNT: spins before an idle thread sleeps
 
 // Unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set: sets GOMP_SPINCOUNT and executes the program again with the
 // same arguments (libgomp has read its environment before main). Returns only when nothing was to be done or
