@@ -39,7 +39,7 @@ bool gemm_library_computes(GemmLibrary library);
 GemmLibrary gemm_library_for_f32();
 
 // "openblas", "onednn" or "eigen" (the flag value, parse_gemm_library), and the library's own words for what
-// it runs here: "openblas (OpenBLAS 0.3.21, SkylakeX kernels; <its build configuration>)",
+// it runs here: "openblas (OpenBLAS, SkylakeX kernels; <its build configuration>)",
 // "onednn (oneDNN 2.6.3, avx512_core_amx)", "eigen (Eigen 3.4.0)"; the flag value alone for one not built.
 std::string gemm_library_name(GemmLibrary library);
 std::optional<GemmLibrary> parse_gemm_library(const std::string& name);

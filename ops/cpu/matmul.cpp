@@ -1,4 +1,4 @@
-// Matrix products: on the CPU one GEMM per batch matrix (ops/cpu/gemm.h: OpenBLAS or Eigen; for f32 under
+// Matrix products: on the CPU one GEMM per batch matrix (ops/cpu/gemm.h: oneDNN, OpenBLAS or Eigen; for f32 under
 // MatmulPrecision::bf16, ops/cpu/gemm_bf16.h; parallel inside for a single product, batches spread over
 // threads otherwise), on a GPU cuBLAS (ops/cuda/matmul.h). Checks, 1-D promotion and batch broadcasting are
 // shared (matmul_operands, ops/matmul_plan.h).

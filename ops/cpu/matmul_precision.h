@@ -2,7 +2,7 @@
 // The precision of f32 matrix products on the CPU (ops::matmul on f32 CPU tensors, and so Linear and the
 // output projection):
 //
-//   f32   C = A·B in f32: ops/cpu/gemm.h (OpenBLAS or Eigen)
+//   f32   C = A·B in f32: ops/cpu/gemm.h (oneDNN, OpenBLAS or Eigen)
 //   bf16  C = bf16(A)·bf16(B), summed in f32: ops/cpu/gemm_bf16.h
 //
 // Tensors are f32 either way: only the operands a product reads are rounded, inside the GEMM. f64 products

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# f32 matrix products, agf (ops::matmul: OpenBLAS or Eigen) against torch.matmul of current PyTorch from PyPI
+# f32 matrix products, agf (ops::matmul: oneDNN, OpenBLAS or Eigen) against torch.matmul of current PyTorch from PyPI
 # (tools/bench/torch_venv.sh), the same products in one run: n = 512, 1024, 2048 and the products of a
 # cpu-small training step with their transposed forms (agf bench matmul --model-shapes). Both take the best
 # of AGF_REPEATS (7) timings per product, AGF_THREADS (2) threads.
