@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/strided_loop.h"
+#include "ops/cpu/lane_sum.h"
 #include "ops/device_route.h"
 #ifdef AGF_WITH_CUDA
 #include "ops/cuda/layer_norm.h"
@@ -46,11 +47,13 @@ LayerNormResult layer_norm_forward(const Tensor& x_in, const Tensor& weight_in, 
     T* rstds = result.rstd.data<T>();
     parallel_for(rows, features * 4, [&](int64_t row) {
       const T* v = in + row * features;
-      double total = 0;
-      for (int64_t i = 0; i < features; ++i) total += v[i];
-      const double mu = total / static_cast<double>(features);
-      double squares = 0;
-      for (int64_t i = 0; i < features; ++i) squares += (v[i] - mu) * (v[i] - mu);
+      // μ = Σ v / F,  rstd = 1 / sqrt(Σ (v − μ)² / F + ε), each sum in f64 lanes (ops/cpu/lane_sum.h)
+      const double mu = cpu::lane_sum(features, [v](int64_t i) { return static_cast<double>(v[i]); }) /
+                        static_cast<double>(features);
+      const double squares = cpu::lane_sum(features, [v, mu](int64_t i) {
+        const double centred = v[i] - mu;
+        return centred * centred;
+      });
       const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(features) + eps);
       means[row] = static_cast<T>(mu);
       rstds[row] = static_cast<T>(rstd);
@@ -92,17 +95,20 @@ LayerNormGradients layer_norm_backward(const Tensor& grad_in, const Tensor& x_in
       const T* gr = g + row * features;
       const T* v = in + row * features;
       const double mu = means[row], r = rstds[row];
-      double mean_g_hat = 0, mean_g_hat_x_hat = 0;
+      // ĝ = g·w, x̂ = (v − μ)·rstd: the row's means of ĝ and ĝ·x̂ (f64 lanes), and its terms of dL/dw, dL/db
+      const double mean_g_hat = cpu::lane_sum(features,
+                                              [gr, w](int64_t i) { return static_cast<double>(gr[i]) * w[i]; }) /
+                                static_cast<double>(features);
+      const double mean_g_hat_x_hat = cpu::lane_sum(features,
+                                                    [gr, w, v, mu, r](int64_t i) {
+                                                      return static_cast<double>(gr[i]) * w[i] * ((v[i] - mu) * r);
+                                                    }) /
+                                      static_cast<double>(features);
       for (int64_t i = 0; i < features; ++i) {
         const double x_hat = (v[i] - mu) * r;
-        const double g_hat = static_cast<double>(gr[i]) * w[i];
-        mean_g_hat += g_hat;
-        mean_g_hat_x_hat += g_hat * x_hat;
         pw[i] += gr[i] * x_hat;
         pb[i] += gr[i];
       }
-      mean_g_hat /= static_cast<double>(features);
-      mean_g_hat_x_hat /= static_cast<double>(features);
       T* gx = grad_x + row * features;
       for (int64_t i = 0; i < features; ++i) {
         const double x_hat = (v[i] - mu) * r;
