@@ -7,6 +7,8 @@
 #   peers:  conformance oracles used by tests and benchmarks — sacreBLEU, safetensors, tokenizers (pip) and
 #           PyTorch (Debian's python3-torch, for /usr/bin/python3). They are optional: when one cannot be
 #           installed, the tests that use it skip and say why.
+#   onednn: oneDNN (libdnnl-dev), agf's f32 GEMM on Intel processors (ops/cpu/gemm.h). Optional: without it
+#           OpenBLAS does the f32 products there too.
 #   mpi:    OpenMPI (openmpi-bin, libopenmpi-dev), for data-parallel training under mpirun and its 2-process
 #           tests (docs/distributed.md). Optional too: without it agf builds without MPI and those tests skip.
 set -euo pipefail
@@ -22,7 +24,7 @@ apt_install() {  # apt_install PACKAGE...: non-interactive, package lists refres
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-debian_packages=(g++ cmake ninja-build libeigen3-dev libopenblas-openmp-dev libdnnl-dev catch2 libcli11-dev nlohmann-json3-dev
+debian_packages=(g++ cmake ninja-build libeigen3-dev libopenblas-openmp-dev catch2 libcli11-dev nlohmann-json3-dev
                  libfmt-dev liblzma-dev ccache pkg-config xz-utils python3 python3-numpy)
 missing=()
 for package in "${debian_packages[@]}"; do
@@ -62,6 +64,12 @@ for module in "${python_peers[@]}"; do
     python3 -m pip install -q "$module" >/dev/null 2>&1 || echo "setup: could not install $module; tests using it will skip" >&2
   fi
 done
+
+# oneDNN from Debian: the f32 GEMM on Intel processors, when the build (AGF_ONEDNN=AUTO) finds it.
+if ! dpkg-query -W -f='${Status}' libdnnl-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "setup: installing libdnnl-dev (oneDNN: the f32 GEMM on Intel processors)" >&2
+  apt_install libdnnl-dev 2>/dev/null || echo "setup: could not install oneDNN; agf's f32 GEMM is OpenBLAS's" >&2
+fi
 
 # OpenMPI from Debian: mpirun, and the headers and libraries that the build (AGF_MPI=AUTO) finds.
 if ! command -v mpirun >/dev/null 2>&1 || ! dpkg-query -W -f='${Status}' libopenmpi-dev 2>/dev/null | grep -q "install ok installed"; then

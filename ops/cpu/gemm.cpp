@@ -118,58 +118,79 @@ bool gemm_library_computes(GemmLibrary library) {
   return gemm_library_built(library) && (library != GemmLibrary::onednn || std::is_same_v<T, float>);
 }
 
-GemmLibrary gemm_library_for_f32() {
-  if (const std::optional<GemmLibrary> forced = forced_library.forced()) return *forced;
-  if (is_intel_processor() && gemm_library_built(GemmLibrary::onednn)) return GemmLibrary::onednn;
-  if (gemm_library_built(GemmLibrary::openblas)) return GemmLibrary::openblas;
-  return GemmLibrary::eigen;
+template <class T>
+GemmLibrary gemm_library_for() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (const std::optional<GemmLibrary> forced = forced_library.forced()) return *forced;
+    if (is_intel_processor() && gemm_library_built(GemmLibrary::onednn)) return GemmLibrary::onednn;
+  }
+  return gemm_library_built(GemmLibrary::openblas) ? GemmLibrary::openblas : GemmLibrary::eigen;
 }
 
-std::string gemm_library_name(GemmLibrary library) {
+std::string gemm_library_flag(GemmLibrary library) {
   switch (library) {
-    case GemmLibrary::eigen:
-      return fmt::format("eigen (Eigen {}.{}.{})", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
-    case GemmLibrary::openblas:
-#ifdef AGF_WITH_OPENBLAS
-      return fmt::format("openblas (OpenBLAS, {} kernels; {})", openblas_get_corename(), openblas_get_config());
-#else
-      return "openblas";
-#endif
-    case GemmLibrary::onednn: {
-#ifdef AGF_WITH_ONEDNN
-      const dnnl_version_t* version = dnnl_version();
-      return fmt::format("onednn (oneDNN {}.{}.{}, {})", version->major, version->minor, version->patch,
-                         onednn_isa_name(dnnl_get_effective_cpu_isa()));
-#else
-      return "onednn";
-#endif
-    }
+    case GemmLibrary::eigen: return "eigen";
+    case GemmLibrary::openblas: return "openblas";
+    case GemmLibrary::onednn: return "onednn";
   }
   return "?";
 }
 
-std::optional<GemmLibrary> parse_gemm_library(const std::string& name) {
-  for (const GemmLibrary library : {GemmLibrary::eigen, GemmLibrary::openblas, GemmLibrary::onednn}) {
-    const std::string full = gemm_library_name(library);
-    if (full.substr(0, full.find(' ')) == name) return library;
+std::vector<std::string> gemm_library_flags() {
+  std::vector<std::string> flags;
+  for (const GemmLibrary library : kGemmLibraries) flags.push_back(gemm_library_flag(library));
+  return flags;
+}
+
+std::optional<GemmLibrary> parse_gemm_library(const std::string& flag) {
+  for (const GemmLibrary library : kGemmLibraries) {
+    if (gemm_library_flag(library) == flag) return library;
   }
   return std::nullopt;
 }
 
-std::string gemm_library() { return gemm_library_name(gemm_library_for_f32()); }
+std::string gemm_library_name(GemmLibrary library) {
+  const std::string flag = gemm_library_flag(library);
+  if (!gemm_library_built(library)) return flag;
+  switch (library) {
+    case GemmLibrary::eigen:
+      return fmt::format("{} (Eigen {}.{}.{})", flag, EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+    case GemmLibrary::openblas:
+#ifdef AGF_WITH_OPENBLAS
+      return fmt::format("{} (OpenBLAS, {} kernels; {})", flag, openblas_get_corename(), openblas_get_config());
+#endif
+      break;
+    case GemmLibrary::onednn: {
+#ifdef AGF_WITH_ONEDNN
+      const dnnl_version_t* version = dnnl_version();
+      return fmt::format("{} (oneDNN {}.{}.{}, {})", flag, version->major, version->minor, version->patch,
+                         onednn_isa_name(dnnl_get_effective_cpu_isa()));
+#endif
+      break;
+    }
+  }
+  return flag;
+}
+
+template <class T>
+std::string gemm_library() {
+  return gemm_library_name(gemm_library_for<T>());
+}
 
 ForceGemmLibrary::ForceGemmLibrary(GemmLibrary library) {
   AGF_CHECK(gemm_library_built(library), "the GEMM library '{}' is not in this build of agf",
-            gemm_library_name(library));
-  forced_library.begin(library, "the GEMM library", gemm_library_name);
+            gemm_library_flag(library));
+  forced_library.begin(library, "the GEMM library", gemm_library_flag);
 }
 ForceGemmLibrary::~ForceGemmLibrary() { forced_library.end(); }
 
 template <class T>
 void gemm_with(GemmLibrary library, int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c,
                int64_t ldc) {
-  AGF_CHECK(gemm_library_computes<T>(library), "matmul: the GEMM library '{}' cannot compute {} products here",
-            gemm_library_name(library), std::is_same_v<T, float> ? "f32" : "f64");
+  AGF_CHECK(gemm_library_built(library), "matmul: the GEMM library '{}' is not in this build of agf",
+            gemm_library_flag(library));
+  AGF_CHECK(gemm_library_computes<T>(library), "matmul: the GEMM library '{}' has no {} product",
+            gemm_library_flag(library), std::is_same_v<T, float> ? "f32" : "f64");
   if (m == 0 || n == 0) return;
   if (k == 0) {  // an empty sum
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
@@ -192,12 +213,13 @@ void gemm_with(GemmLibrary library, int64_t m, int64_t n, int64_t k, GemmMatrix<
 
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc) {
-  const GemmLibrary library = std::is_same_v<T, float>                    ? gemm_library_for_f32()
-                              : gemm_library_built(GemmLibrary::openblas) ? GemmLibrary::openblas
-                                                                          : GemmLibrary::eigen;
-  gemm_with(library, m, n, k, a, b, c, ldc);
+  gemm_with(gemm_library_for<T>(), m, n, k, a, b, c, ldc);
 }
 
+template GemmLibrary gemm_library_for<float>();
+template GemmLibrary gemm_library_for<double>();
+template std::string gemm_library<float>();
+template std::string gemm_library<double>();
 template bool gemm_library_computes<float>(GemmLibrary);
 template bool gemm_library_computes<double>(GemmLibrary);
 template void gemm_with<float>(GemmLibrary, int64_t, int64_t, int64_t, GemmMatrix<float>, GemmMatrix<float>, float*,

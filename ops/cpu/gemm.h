@@ -8,15 +8,18 @@
 //             single-threaded when called inside one); it picks its kernels for the processor at run time.
 //   onednn    oneDNN's dnnl_sgemm (f32 only; JIT kernels for the processor, on the same OpenMP pool).
 //   eigen     Eigen's GEMM, always built: the fallback, and the tests' second opinion.
-// f32 products run on the processor's library (gemm_library_for_f32): oneDNN on Intel processors, OpenBLAS on
+// f32 products run on the processor's library (gemm_library_for<float>): oneDNN on Intel processors, OpenBLAS on
 // others, each where built, else Eigen. The reason is measurement (docs/cpu-speed.md): on a Sapphire Rapids
-// oneDNN ran the model's products 1.0–1.4× faster than OpenBLAS, whose Debian build has no kernel newer than
-// SkylakeX; on AMD Zen OpenBLAS ran them at the FMA peak, and oneDNN was not measured there. f64 products run
+// oneDNN ran the model's products 1.0–1.35× faster than OpenBLAS, whose Debian build has no kernel newer than
+// SkylakeX; on AMD Zen OpenBLAS ran them at the FMA peak, and oneDNN was not measured there. Nor was either on
+// an older Intel processor (Skylake-X, Cooper Lake), where OpenBLAS has kernels of its own: `agf bench matmul
+// --gemm-library` is the measurement that would move the rule. f64 products run
 // on OpenBLAS where built, else Eigen. Every library gives the same result for the same product on the same
 // processor and threads, call after call (resume is exact); two libraries differ in their last bits.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace agf::ops::cpu {
 
@@ -29,25 +32,34 @@ struct GemmMatrix {
 };
 
 enum class GemmLibrary { eigen, openblas, onednn };
+inline constexpr GemmLibrary kGemmLibraries[] = {GemmLibrary::eigen, GemmLibrary::openblas, GemmLibrary::onednn};
 
 // Whether this build has `library` (eigen always), and whether it computes T (onednn: f32 only).
 bool gemm_library_built(GemmLibrary library);
 template <class T>
 bool gemm_library_computes(GemmLibrary library);
 
-// The library gemm<float> runs: the one a living ForceGemmLibrary names, else the processor's (above).
-GemmLibrary gemm_library_for_f32();
+// The library gemm<T> runs: for f32 the one a living ForceGemmLibrary names, else the processor's (above); for
+// f64 OpenBLAS, else Eigen.
+template <class T>
+GemmLibrary gemm_library_for();
 
-// "openblas", "onednn" or "eigen" (the flag value, parse_gemm_library), and the library's own words for what
-// it runs here: "openblas (OpenBLAS, SkylakeX kernels; <its build configuration>)",
-// "onednn (oneDNN 2.6.3, avx512_core_amx)", "eigen (Eigen 3.4.0)"; the flag value alone for one not built.
+// "eigen", "openblas" or "onednn": the library's value of `--gemm-library`; all three; and back (nullopt for
+// any other name).
+std::string gemm_library_flag(GemmLibrary library);
+std::vector<std::string> gemm_library_flags();
+std::optional<GemmLibrary> parse_gemm_library(const std::string& flag);
+
+// The flag and the library's own words for what it runs here: "openblas (OpenBLAS, SkylakeX kernels; <its
+// build configuration>)", "onednn (oneDNN 2.6.3, avx512_core_amx)", "eigen (Eigen 3.4.0)"; the flag alone for
+// a library not built.
 std::string gemm_library_name(GemmLibrary library);
-std::optional<GemmLibrary> parse_gemm_library(const std::string& name);
 
-// gemm_library_name(gemm_library_for_f32()): what `agf bench` prints for its f32 products.
+// gemm_library_name(gemm_library_for<T>()): what `agf bench` prints for its products.
+template <class T = float>
 std::string gemm_library();
 
-// While one lives (on any thread), gemm_library_for_f32() is `library`, which must be built (an error names it
+// While one lives (on any thread), gemm_library_for<float>() is `library`, which must be built (an error names it
 // otherwise); two alive at once must name the same one. For `agf bench --gemm-library`, which times a library
 // other than the processor's.
 class ForceGemmLibrary {
@@ -65,7 +77,7 @@ template <class T>
 void gemm_with(GemmLibrary library, int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c,
                int64_t ldc);
 
-// C = A·B for f32 (gemm_library_for_f32()) and f64 (OpenBLAS, else Eigen). Same preconditions.
+// C = A·B by gemm_library_for<T>(). Same preconditions.
 template <class T>
 void gemm(int64_t m, int64_t n, int64_t k, GemmMatrix<T> a, GemmMatrix<T> b, T* c, int64_t ldc);
 

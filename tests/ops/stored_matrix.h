@@ -3,6 +3,7 @@
 // with uniform values in [-1, 1): the operands of the GEMM tests (test_cpu_gemm.cpp, test_cpu_gemm_bf16.cpp). The
 // spare elements are nan, so that a GEMM that reads past a row (or column) gives nan instead of a sum that
 // happens to be right.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -29,5 +30,9 @@ struct StoredMatrix {
   T at(int64_t i, int64_t j) const { return memory[column_major ? j * ld + i : i * ld + j]; }
   agf::ops::cpu::GemmMatrix<T> view() const { return {memory.data(), ld, column_major}; }
 };
+
+// The larger of `worst` and `error`, where nan wins and stays: std::max(worst, nan) is `worst`, so a test that kept
+// its worst error with std::max would pass a nan result.
+inline double worse_of(double worst, double error) { return std::isnan(worst) || error <= worst ? worst : error; }
 
 }  // namespace agf::test

@@ -93,7 +93,7 @@ double worst_against_exact(const Product& r) {
       const std::size_t e = static_cast<std::size_t>(i * r.n + j);
       const double error = std::abs(double(at(r, i, j)) - r.exact[e]);
       // (a bound of 0 — k = 0, or every term 0 — needs an exact 0)
-      worst = std::max(worst, error == 0 ? 0.0 : error / (gamma * r.magnitude[e]));
+      worst = agf::test::worse_of(worst, error == 0 ? 0.0 : error / (gamma * r.magnitude[e]));
     }
   }
   return worst;
@@ -162,7 +162,7 @@ TEST_CASE("the bf16 GEMM is the f32 GEMM within bf16's rounding of the inputs", 
         const double magnitude = bf16.magnitude[static_cast<std::size_t>(i * n + j)] * (1 + std::ldexp(1.0, -6));
         const double bound = (std::ldexp(1.0, -7) + std::ldexp(1.0, -16) + 2 * gamma) * magnitude;
         const double difference = std::abs(double(at(bf16, i, j)) - double(at(f32, i, j)));
-        worst = std::max(worst, difference / bound);
+        worst = agf::test::worse_of(worst, difference / bound);
         largest_difference = std::max(largest_difference, difference);
       }
     }

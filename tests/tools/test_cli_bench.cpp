@@ -101,9 +101,13 @@ TEST_CASE("agf bench matmul and train time the f32 products by another GEMM libr
   INFO(chosen.output);
   CHECK(chosen.status == 0);
   CHECK_THAT(chosen.output, Catch::Contains(agf::ops::cpu::gemm_library()));
-  for (const GemmLibrary library : {GemmLibrary::eigen, GemmLibrary::openblas, GemmLibrary::onednn}) {
+  const CommandResult f64 = run_agf("bench matmul --sizes 40 --repeats 1 --dtype f64");  // f64 has its own library
+  INFO(f64.output);
+  CHECK(f64.status == 0);
+  CHECK_THAT(f64.output, Catch::Contains("matmul f64 with") && Catch::Contains(agf::ops::cpu::gemm_library<double>()));
+  for (const GemmLibrary library : agf::ops::cpu::kGemmLibraries) {
     const std::string name = agf::ops::cpu::gemm_library_name(library);
-    const std::string flag = " --gemm-library " + name.substr(0, name.find(' '));
+    const std::string flag = " --gemm-library " + agf::ops::cpu::gemm_library_flag(library);
     const CommandResult matmul = run_agf("bench matmul --sizes 40 --repeats 1" + flag);
     const CommandResult train = run_agf("bench train --preset tiny --batch 4 --length 6 --vocab 50 --steps 1" + flag);
     INFO(matmul.output << train.output);
@@ -115,7 +119,8 @@ TEST_CASE("agf bench matmul and train time the f32 products by another GEMM libr
       CHECK_THAT(train.output, Catch::Contains("matrix products: f32, " + name));
     } else {
       CHECK(matmul.status == 1);
-      CHECK_THAT(matmul.output, Catch::Contains("the GEMM library '" + name + "' is not in this build"));
+      CHECK_THAT(matmul.output, Catch::Contains("the GEMM library '" + agf::ops::cpu::gemm_library_flag(library) +
+                                                "' is not in this build"));
     }
   }
   CHECK(run_agf("bench matmul --sizes 40 --gemm-library mkl").status == 2);

@@ -112,8 +112,9 @@ void bench_matmul(BenchMatmulFlags flags) {
     fmt::print("matmul {} on {} (cuBLAS, best of {})\n", dtype_name, device.name(), repeats);
   } else {
     fmt::print("matmul {} with {} threads, {} (best of {})\n", dtype_name, omp_get_max_threads(),
-               bf16 ? "bf16 operands, f32 sums, kernel " + agf::ops::cpu::bf16_kernel_name(agf::ops::cpu::bf16_kernel())
-                    : agf::ops::cpu::gemm_library(),
+               bf16
+                   ? "bf16 operands, f32 sums, kernel " + agf::ops::cpu::bf16_kernel_name(agf::ops::cpu::bf16_kernel())
+                   : (dtype == agf::DType::f64 ? agf::ops::cpu::gemm_library<double>() : agf::ops::cpu::gemm_library()),
                repeats);
   }
   fmt::print("{:<12} {:>5} {:>5} {:>5} {:>6}  {:>10}  {:>10}\n", "product", "m", "k", "n", "layout", "ms",
@@ -168,7 +169,7 @@ const agf::cli::BenchRegistration registration{
           .add_option("--gemm-library", flags->gemm_library,
                       "f32 products by this library instead of the processor's (onednn, openblas or eigen: one this "
                       "build has)")
-          ->check(CLI::IsMember({"onednn", "openblas", "eigen"}));
+          ->check(CLI::IsMember(agf::ops::cpu::gemm_library_flags()));
       command.callback([flags] { bench_matmul(*flags); });
     }};
 

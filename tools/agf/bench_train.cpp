@@ -182,7 +182,7 @@ const agf::cli::BenchRegistration registration{
           .add_option("--gemm-library", flags->gemm_library,
                       "With --precision fp32 on the CPU: the products by this library instead of the processor's "
                       "(onednn, openblas or eigen: one this build has)")
-          ->check(CLI::IsMember({"onednn", "openblas", "eigen"}));
+          ->check(CLI::IsMember(agf::ops::cpu::gemm_library_flags()));
       command
           .add_option("--peak-tflops", flags->peak_tflops, "The MFU denominator, TFLOP/s (790: cuBLAS bf16 on an H200)")
           ->capture_default_str()

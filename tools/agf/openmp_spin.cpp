@@ -18,7 +18,7 @@
 //     GOMP_SPINCOUNT=3000    6,163 → 3,004  (49 %)
 //     GOMP_SPINCOUNT=5000    6,348 → 2,894  (46 %)
 //     GOMP_SPINCOUNT=10000   6,543 → 2,402  (37 %)
-// 3000 buys most of the quiet step's gain there and keeps the busy one well above 40 % of it.
+// 3000 buys about half the quiet gain of 10000 there and keeps the busy step near half the quiet one.
 //
 // libgomp reads its environment once, in a shared-library constructor that runs before main(); a setenv() from
 // the executable's preinit array is lost too, as the C library resets its environment after that. So when the

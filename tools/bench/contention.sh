@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training-step throughput when another process holds a core: agf's target tokens/s on a quiet machine and
 # with a busy loop (one shell spinning) beside it, cpu-small, 64 sentences × 24 tokens each side, all cores'
-# threads. One row per spin: by default agf as it runs (GOMP_SPINCOUNT=3000, tools/agf/openmp_spin.cpp) and
+# threads. One row per spin and scheme: by default agf as it runs (GOMP_SPINCOUNT=3000, tools/agf/openmp_spin.cpp) and
 # libgomp's default (GOMP_SPINCOUNT=300000), to show what the short spin buys. Quiet and busy alternate within
 # each round; each cell is the median of the rounds with the range beside it, and busy/quiet is the ratio of
 # the medians.
