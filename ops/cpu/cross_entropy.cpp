@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/strided_loop.h"
+#include "ops/cpu/lane_sum.h"
 #include "ops/cpu/vector_exp.h"
 #include "ops/cross_entropy_row.h"
 #include "ops/device_route.h"
@@ -63,8 +64,7 @@ Tensor cross_entropy_forward(const Tensor& logits, const Tensor& targets, const 
       if (rows.targets[r] == options.ignore_index) continue;
       const T* row = z + r * classes;
       const double lse = log_sum_exp(row, classes);
-      double row_sum = 0;
-      for (int64_t v = 0; v < classes; ++v) row_sum += row[v];
+      const double row_sum = cpu::lane_sum(classes, [row](int64_t v) { return static_cast<double>(row[v]); });
       total += smoothed_row_loss<double>(lse, row[rows.targets[r]], row_sum / static_cast<double>(classes), eps);
     }
   });
@@ -81,14 +81,17 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Te
   const int64_t n = logits.size(0), classes = logits.size(1);
   const double eps = options.label_smoothing;
   const double scale = rows.counted ? grad.item() / static_cast<double>(rows.counted) : 0.0;
-  Tensor result = Tensor::zeros({n, classes}, logits.dtype(), logits.device());
+  Tensor result = Tensor::empty({n, classes}, logits.dtype(), logits.device());  // every row written below
   dispatch_floating(logits.dtype(), "cross_entropy_backward", [&]<class T>() {
     const T* z = rows.logits.data<T>();
     T* out = result.data<T>();
     parallel_for(n, classes * 4, [&](int64_t r) {
-      if (rows.targets[r] == options.ignore_index) return;
-      const T* row = z + r * classes;
       T* g = out + r * classes;
+      if (rows.targets[r] == options.ignore_index) {  // an ignored row adds nothing to the loss
+        std::fill(g, g + classes, T(0));
+        return;
+      }
+      const T* row = z + r * classes;
       const T lse = log_sum_exp(row, classes);
       const T smooth = static_cast<T>(eps / static_cast<double>(classes));
       cpu::exp_shifted(row, lse, g, classes);  // g = softmax(z)

@@ -6,6 +6,7 @@
 
 #include "core/philox.h"
 #include "core/random.h"
+#include "core/storage.h"
 #include "ops/concat.h"
 #include "ops/cross_entropy.h"
 #include "ops/dropout.h"
@@ -247,6 +248,28 @@ TEST_CASE("cross_entropy with label smoothing equals PyTorch's definition", "[op
   CHECK_THROWS_WITH(agf::ops::cross_entropy_forward(logits, Tensor::from_vector(std::vector<int64_t>{0, 4, 1}, {3}),
                                                     options),
                     Catch::Contains("target 4 at row 1 is outside [0, 4)"));
+}
+
+TEST_CASE("cross_entropy_backward gives an ignored row a zero gradient, whatever its memory held before",
+          "[ops][cross_entropy]") {
+  // 3 × 30,000 f32 is 360 KB: a block the CPU allocator caches. With the cache emptied first, the gradient
+  // reuses the nan-filled block freed just before it (its rows are written, not zeroed first).
+  const Tensor logits = random_tensor({3, 30000}, 23, DType::f32);
+  const Tensor targets = Tensor::from_vector(std::vector<int64_t>{5, -100, 29999}, {3});
+  agf::cpu_release_cached();
+  const Tensor one = Tensor::full({}, 1.0, DType::f32);
+  { const Tensor garbage = Tensor::full({3, 30000}, std::nan(""), DType::f32); }
+  const Tensor grad = agf::ops::cross_entropy_backward(one, logits, targets,
+                                                       {.label_smoothing = 0.1, .ignore_index = -100});
+  const std::vector<double> g = grad.to_double_vector();
+  int64_t nonzero_in_ignored = 0;
+  double row0 = 0;
+  for (int64_t v = 0; v < 30000; ++v) {
+    nonzero_in_ignored += g[30000 + v] != 0.0;
+    row0 += g[v];
+  }
+  CHECK(nonzero_in_ignored == 0);
+  CHECK(std::abs(row0) < 1e-5);  // softmax − smoothed one-hot sums to 0 in a counted row
 }
 
 TEST_CASE("concat joins along an axis and its backward slices the gradient", "[ops][concat]") {
