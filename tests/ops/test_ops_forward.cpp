@@ -209,6 +209,32 @@ TEST_CASE("embedding gathers rows and its backward scatter-adds", "[ops][embeddi
                     Catch::Contains("id 5 at position 0 is outside [0, 5)"));
 }
 
+TEST_CASE("embedding_backward sums each row's gradients in id order, for widths across its column blocks",
+          "[ops][embedding]") {
+  // Widths below, at and across the 16-column blocks; enough ids (with repeats) for the threaded loop.
+  for (const int64_t features : {1, 16, 37}) {
+    const int64_t count = 5000, vocabulary = 97;
+    std::vector<int64_t> id_values(count);
+    for (int64_t i = 0; i < count; ++i) id_values[static_cast<std::size_t>(i)] = (i * 7919) % vocabulary;
+    const Tensor ids = Tensor::from_vector(id_values, {count});
+    const Tensor grad = random_tensor({count, features}, 24, DType::f32);
+    const std::vector<double> g = grad.to_double_vector();
+    std::vector<float> expected(static_cast<std::size_t>(vocabulary * features), 0.0f);
+    for (int64_t i = 0; i < count; ++i) {
+      for (int64_t c = 0; c < features; ++c) {
+        expected[static_cast<std::size_t>(id_values[static_cast<std::size_t>(i)] * features + c)] += static_cast<float>(
+            g[static_cast<std::size_t>(i * features + c)]);
+      }
+    }
+    const std::vector<double> actual = agf::ops::embedding_backward(grad, ids, vocabulary).to_double_vector();
+    INFO("features " << features);
+    REQUIRE(actual.size() == expected.size());
+    int64_t unequal = 0;
+    for (std::size_t e = 0; e < expected.size(); ++e) unequal += actual[e] != static_cast<double>(expected[e]);
+    CHECK(unequal == 0);  // the same sums in the same order: bit for bit
+  }
+}
+
 TEST_CASE("dropout keeps a 1-p share, scales by 1/(1-p), and backward replays the mask", "[ops][dropout]") {
   const Tensor x = Tensor::ones({100000}, DType::f64);
   const Tensor y = agf::ops::dropout_forward(x, 0.25, 9, 3);
