@@ -299,22 +299,38 @@ Bf16Kernel bf16_kernel() {
   return bf16_avx512_supported() ? Bf16Kernel::avx512bf16 : Bf16Kernel::none;
 }
 
-std::string bf16_kernel_name(Bf16Kernel kernel) {
+std::string bf16_kernel_flag(Bf16Kernel kernel) {
   switch (kernel) {
-    case Bf16Kernel::amx: return "amx (tdpbf16ps, 32×32 tiles)";
-    case Bf16Kernel::avx512bf16: return "avx512bf16 (vdpbf16ps, 14×32 tiles)";
-    case Bf16Kernel::portable: return "portable (plain C++, slow: for tests)";
+    case Bf16Kernel::amx: return "amx";
+    case Bf16Kernel::avx512bf16: return "avx512bf16";
+    case Bf16Kernel::portable: return "portable";
     case Bf16Kernel::none: return "none";
   }
   return "?";
 }
 
-std::optional<Bf16Kernel> parse_bf16_kernel(const std::string& name) {
-  for (const Bf16Kernel kernel : {Bf16Kernel::portable, Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
-    const std::string full = bf16_kernel_name(kernel);
-    if (full.substr(0, full.find(' ')) == name) return kernel;
+std::vector<std::string> bf16_kernel_flags() {
+  std::vector<std::string> flags;
+  for (const Bf16Kernel kernel : kBf16Kernels) flags.push_back(bf16_kernel_flag(kernel));
+  return flags;
+}
+
+std::optional<Bf16Kernel> parse_bf16_kernel(const std::string& flag) {
+  for (const Bf16Kernel kernel : kBf16Kernels) {
+    if (bf16_kernel_flag(kernel) == flag) return kernel;
   }
   return std::nullopt;
+}
+
+std::string bf16_kernel_name(Bf16Kernel kernel) {
+  const std::string flag = bf16_kernel_flag(kernel);
+  switch (kernel) {
+    case Bf16Kernel::amx: return flag + " (tdpbf16ps, 32×32 tiles)";
+    case Bf16Kernel::avx512bf16: return flag + " (vdpbf16ps, 14×32 tiles)";
+    case Bf16Kernel::portable: return flag + " (plain C++, slow: for tests)";
+    case Bf16Kernel::none: break;
+  }
+  return flag;
 }
 
 std::string bf16_unavailable_reason() {
@@ -326,7 +342,7 @@ std::string bf16_unavailable_reason() {
 ForceBf16Kernel::ForceBf16Kernel(Bf16Kernel kernel) {
   AGF_CHECK(bf16_kernel_supported(kernel), "the bf16 kernel '{}' cannot run on this processor",
             bf16_kernel_name(kernel));
-  forced_kernel.begin(kernel, "the bf16 kernel", bf16_kernel_name);
+  forced_kernel.begin(kernel, "the bf16 kernel", bf16_kernel_flag);
 }
 ForceBf16Kernel::~ForceBf16Kernel() { forced_kernel.end(); }
 

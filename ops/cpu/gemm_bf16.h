@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ops/cpu/gemm.h"
 
@@ -47,12 +48,16 @@ bool bf16_kernel_supported(Bf16Kernel kernel);
 // avx512bf16, the first that is supported, else none.
 Bf16Kernel bf16_kernel();
 
-// "amx (tdpbf16ps, 32×32 tiles)", "avx512bf16 (vdpbf16ps, 14×32 tiles)", "portable (plain C++, slow: for tests)"
-// or "none"; the first word is the kernel's flag value (parse_bf16_kernel).
-std::string bf16_kernel_name(Bf16Kernel kernel);
+// The kernels `--bf16-kernel` can name, and each one's flag value: "portable", "avx512bf16", "amx" ("none" for
+// none); all three; and back (nullopt for any other name).
+inline constexpr Bf16Kernel kBf16Kernels[] = {Bf16Kernel::portable, Bf16Kernel::avx512bf16, Bf16Kernel::amx};
+std::string bf16_kernel_flag(Bf16Kernel kernel);
+std::vector<std::string> bf16_kernel_flags();
+std::optional<Bf16Kernel> parse_bf16_kernel(const std::string& flag);
 
-// "portable", "avx512bf16" or "amx" as a kernel; nullopt for any other name.
-std::optional<Bf16Kernel> parse_bf16_kernel(const std::string& name);
+// The flag and what the kernel is: "amx (tdpbf16ps, 32×32 tiles)", "avx512bf16 (vdpbf16ps, 14×32 tiles)",
+// "portable (plain C++, slow: for tests)" or "none".
+std::string bf16_kernel_name(Bf16Kernel kernel);
 
 // Empty when bf16_kernel() is not none; else why, in one line that names what is missing.
 std::string bf16_unavailable_reason();

@@ -45,7 +45,6 @@ TEST_CASE("every GEMM library of the build equals the triple loop for every layo
           "[ops][matmul][gemm]") {
   const std::vector<std::array<int64_t, 3>> shapes = {
       {1, 1, 1}, {1, 37, 19}, {29, 1, 64}, {67, 300, 129}, {300, 67, 257}};
-  int f32_libraries = 0;
   for (const GemmLibrary library : agf::ops::cpu::kGemmLibraries) {
     INFO(agf::ops::cpu::gemm_library_name(library));
     const auto gemm_f32 = [library](auto... args) { agf::ops::cpu::gemm_with<float>(library, args...); };
@@ -62,7 +61,6 @@ TEST_CASE("every GEMM library of the build equals the triple loop for every layo
         }
       }
     }
-    f32_libraries += agf::ops::cpu::gemm_library_computes<float>(library) ? 1 : 0;
   }
 #ifdef AGF_WITH_OPENBLAS
   CHECK(agf::ops::cpu::gemm_library_computes<double>(GemmLibrary::openblas));
@@ -71,7 +69,6 @@ TEST_CASE("every GEMM library of the build equals the triple loop for every layo
   CHECK(agf::ops::cpu::gemm_library_computes<float>(GemmLibrary::onednn));
   CHECK_FALSE(agf::ops::cpu::gemm_library_computes<double>(GemmLibrary::onednn));  // dnnl_sgemm only
 #endif
-  CHECK(f32_libraries >= 1);
   // gemm itself, on the processor's library
   check_gemm<float>(agf::ops::cpu::gemm<float>, 300, 67, 257, true, false, 2e-7);
   check_gemm<double>(agf::ops::cpu::gemm<double>, 300, 67, 257, false, true, 1e-15);

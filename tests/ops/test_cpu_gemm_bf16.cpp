@@ -379,12 +379,14 @@ TEST_CASE("the bf16 kernels are named, and forcing the portable one is scoped", 
   CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::avx512bf16), Catch::StartsWith("avx512bf16"));
   CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::amx), Catch::StartsWith("amx"));
   CHECK_THAT(agf::ops::cpu::bf16_kernel_name(Bf16Kernel::portable), Catch::Contains("slow"));
-  for (const Bf16Kernel kernel : {Bf16Kernel::portable, Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
-    const std::string name = agf::ops::cpu::bf16_kernel_name(kernel);
-    CHECK(agf::ops::cpu::parse_bf16_kernel(name.substr(0, name.find(' '))) == kernel);
+  for (const Bf16Kernel kernel : agf::ops::cpu::kBf16Kernels) {
+    CHECK(agf::ops::cpu::parse_bf16_kernel(agf::ops::cpu::bf16_kernel_flag(kernel)) == kernel);
+    CHECK_THAT(agf::ops::cpu::bf16_kernel_name(kernel),
+               Catch::StartsWith(agf::ops::cpu::bf16_kernel_flag(kernel) + " ("));
   }
   CHECK_FALSE(agf::ops::cpu::parse_bf16_kernel("avx2").has_value());
   CHECK_FALSE(agf::ops::cpu::parse_bf16_kernel("none").has_value());
+  CHECK(agf::ops::cpu::bf16_kernel_flags() == std::vector<std::string>{"portable", "avx512bf16", "amx"});
 }
 
 TEST_CASE("f64 gradchecks of matmul pass under MatmulPrecision::bf16", "[ops][matmul][bf16][gradcheck]") {

@@ -79,7 +79,7 @@ TEST_CASE("agf bench matmul --precision bf16 times bf16 products where the CPU h
   for (const Bf16Kernel kernel : {Bf16Kernel::avx512bf16, Bf16Kernel::amx}) {
     const std::string name = agf::ops::cpu::bf16_kernel_name(kernel);
     const CommandResult forced = run_agf("bench matmul --sizes 40 --repeats 1 --precision bf16 --bf16-kernel " +
-                                         name.substr(0, name.find(' ')));
+                                         agf::ops::cpu::bf16_kernel_flag(kernel));
     INFO(forced.output);
     if (agf::ops::cpu::bf16_kernel_supported(kernel)) {
       CHECK(forced.status == 0);

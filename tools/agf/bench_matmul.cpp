@@ -164,7 +164,7 @@ const agf::cli::BenchRegistration registration{
           .add_option("--bf16-kernel", flags->bf16_kernel,
                       "With --precision bf16: this kernel instead of the processor's best (amx, avx512bf16, or "
                       "portable: on any processor, slow: it checks the path, it is not a speed)")
-          ->check(CLI::IsMember({"portable", "avx512bf16", "amx"}));
+          ->check(CLI::IsMember(agf::ops::cpu::bf16_kernel_flags()));
       command
           .add_option("--gemm-library", flags->gemm_library,
                       "f32 products by this library instead of the processor's (onednn, openblas or eigen: one this "

@@ -177,7 +177,7 @@ const agf::cli::BenchRegistration registration{
           .add_option("--bf16-kernel", flags->bf16_kernel,
                       "With --precision bf16 on the CPU: this kernel instead of the processor's best (amx, "
                       "avx512bf16, or portable: slow)")
-          ->check(CLI::IsMember({"portable", "avx512bf16", "amx"}));
+          ->check(CLI::IsMember(agf::ops::cpu::bf16_kernel_flags()));
       command
           .add_option("--gemm-library", flags->gemm_library,
                       "With --precision fp32 on the CPU: the products by this library instead of the processor's "
