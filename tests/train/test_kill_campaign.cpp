@@ -251,7 +251,7 @@ TEST_CASE("training killed with SIGKILL at random moments resumes to the uninter
   // a checkpoint of the tiny model is written in less time than the aim's spread, and 40 kills left only one.
   const auto enough = [&] { return kills >= kMaxKills || (kills >= kKills && kills_in_checkpoint_writes >= 2); };
   for (int round = 1; !enough(); ++round) {
-    REQUIRE(round <= 40);  // each round is one run, killed until it finishes; 40 kills take 2 or 3
+    REQUIRE(round <= 40);  // each round is one run, killed until it finishes: 40 kills take 2 or 3, 160 about 10
     const std::string run = scratch.file("round-" + std::to_string(round)), log = run + ".log";
     fs::create_directories(run + "/checkpoints");  // to be watched from the first start on
     for (int start = 1;; ++start) {
