@@ -14,6 +14,7 @@ namespace agf::data {
 std::vector<SplitReport> prepare_dataset(const std::vector<SplitFiles>& splits, const std::string& model_path,
                                          const std::string& out_dir, const PrepareOptions& options) {
   AGF_CHECK(options.max_length > 0, "corpus prepare: --max-length must be positive");
+  AGF_CHECK(options.test_max_length.value_or(1) > 0, "corpus prepare: --test-max-length must be positive");
   const BpeModel model = BpeModel::load(model_path);
   const BpeCodec codec(model);
   std::filesystem::create_directories(out_dir);
@@ -26,6 +27,8 @@ std::vector<SplitReport> prepare_dataset(const std::vector<SplitFiles>& splits, 
   for (const SplitFiles& split : splits) {
     SplitReport report;
     report.name = split.name;
+    report.max_length = split.name == "test" ? options.test_max_length.value_or(options.max_length)
+                                             : options.max_length;
     ReadOptions read_options;
     read_options.skip_invalid = options.skip_invalid;
     ReadReport read_report;
@@ -46,7 +49,7 @@ std::vector<SplitReport> prepare_dataset(const std::vector<SplitFiles>& splits, 
     auto target_ids = codec.encode_lines(targets);
     TokenPairs pairs;
     for (std::size_t i = 0; i < source_ids.size(); ++i) {
-      if (source_ids[i].size() > options.max_length || target_ids[i].size() > options.max_length) {
+      if (source_ids[i].size() > report.max_length || target_ids[i].size() > report.max_length) {
         ++report.too_long_dropped;
         continue;
       }
@@ -63,6 +66,7 @@ std::vector<SplitReport> prepare_dataset(const std::vector<SplitFiles>& splits, 
                                      {"read", report.read},
                                      {"invalid_utf8_skipped", report.invalid_skipped},
                                      {"empty_dropped", report.empty_dropped},
+                                     {"max_length", report.max_length},
                                      {"too_long_dropped", report.too_long_dropped},
                                      {"kept", report.kept},
                                      {"source_tokens", report.source_tokens},

@@ -220,6 +220,15 @@ TEST_CASE("corpus prepare: encodes, filters with counts, and round-trips through
   CHECK(WEXITSTATUS(std::system(with_test.c_str())) == 0);
   CHECK(TokenDataset::open(dir.file("out4/test.bin"), model.hash()).size() == 2);
   CHECK(read_file(dir.file("out4/prepare.json")).find("\"test\"") != std::string::npos);
+  // --test-max-length bounds the test split alone: it keeps the long line the training split drops
+  const std::string longer_test = std::string(AGF_BINARY) + " corpus prepare --train-src " + dir.file("t.en") +
+                                  " --train-tgt " + dir.file("t.de") + " --test-src " + dir.file("t.en") +
+                                  " --test-tgt " + dir.file("t.de") + " --max-length 12 --test-max-length 100 --bpe " +
+                                  dir.file("bpe.json") + " --out " + dir.file("out6") + " 2> " + dir.file("err.txt");
+  CHECK(WEXITSTATUS(std::system(longer_test.c_str())) == 0);
+  CHECK(TokenDataset::open(dir.file("out6/train.bin"), model.hash()).size() == 2);
+  CHECK(TokenDataset::open(dir.file("out6/test.bin"), model.hash()).size() == 3);
+  CHECK(read_file(dir.file("out6/prepare.json")).find("\"max_length\": 100") != std::string::npos);
   const std::string test_alone = std::string(AGF_BINARY) + " corpus prepare --train-src " + dir.file("t.en") +
                                  " --train-tgt " + dir.file("t.de") + " --test-src " + dir.file("t.en") + " --bpe " +
                                  dir.file("bpe.json") + " --out " + dir.file("out5") + " 2> " + dir.file("err.txt");

@@ -80,7 +80,7 @@ void prepare(const PrepareArgs& args) {
                "corpus prepare: {}: {} pairs read; dropped {} invalid UTF-8, {} with an empty side, {} longer than {} "
                "tokens; kept {} ({} + {} tokens) -> {}/{}.bin\n",
                report.name, report.read, report.invalid_skipped, report.empty_dropped, report.too_long_dropped,
-               args.options.max_length, report.kept, report.source_tokens, report.target_tokens, args.out, report.name);
+               report.max_length, report.kept, report.source_tokens, report.target_tokens, args.out, report.name);
   }
 }
 
@@ -105,6 +105,11 @@ void add_prepare(CLI::App& corpus) {
   command
       ->add_option("--max-length", args->options.max_length, "drop pairs with a side longer than this many BPE tokens")
       ->capture_default_str()
+      ->check(agf::cli::positive_number());
+  command
+      ->add_option("--test-max-length", args->options.test_max_length,
+                   "the test split's bound instead (default: --max-length): longer test pairs than training sees "
+                   "test length extrapolation")
       ->check(agf::cli::positive_number());
   command->add_flag("--skip-invalid", args->options.skip_invalid, "drop pairs with invalid UTF-8 (default: error)");
   command->callback([args] { prepare(*args); });
