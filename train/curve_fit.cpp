@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <random>
 
 #include "core/error.h"
+#include "train/minimize_scalar.h"
 #include "train/percentile.h"
 
 namespace agf::train {
@@ -61,30 +61,11 @@ PowerLawFit fit_power_law(const std::vector<double>& steps, const std::vector<do
     solve_linear(steps, accuracy, c, ceiling, residual);
     return residual;
   };
-  // Coarse grid, then golden-section search in the bracket around the best grid point.
   constexpr int grid = 400;
   constexpr double c_max = 4.0;
-  int best = 1;
-  double best_residual = std::numeric_limits<double>::infinity();
-  for (int i = 1; i <= grid; ++i) {
-    const double residual = residual_at(c_max * i / grid);
-    if (residual < best_residual) {
-      best_residual = residual;
-      best = i;
-    }
-  }
-  double low = c_max * (best - 1) / grid + 1e-9, high = c_max * std::min(best + 1, grid) / grid;
-  const double ratio = (std::sqrt(5.0) - 1) / 2;
-  for (int iteration = 0; iteration < 100; ++iteration) {
-    const double left = high - ratio * (high - low), right = low + ratio * (high - low);
-    if (residual_at(left) < residual_at(right)) {
-      high = right;
-    } else {
-      low = left;
-    }
-  }
+  const double c = minimize_scalar(residual_at, c_max / grid, c_max, grid);  // c on the grid c_max·i/grid, i ≥ 1
   double residual = 0;
-  PowerLawFit fit = solve_linear(steps, accuracy, (low + high) / 2, ceiling, residual);
+  PowerLawFit fit = solve_linear(steps, accuracy, c, ceiling, residual);
   fit.identified = !fit.at_ceiling && fit.c > 2 * c_max / grid && fit.c < c_max - 2 * c_max / grid;
   return fit;
 }

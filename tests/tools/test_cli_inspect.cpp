@@ -7,7 +7,8 @@
 #include "tests/data/scratch_dir.h"
 #include "tests/tools/cli_runner.h"
 
-TEST_CASE("agf inspect draws one panel per module and direction, and refuses schemes without a coefficient",
+TEST_CASE("agf inspect draws one panel per module and direction, fits each curve, and refuses schemes without a "
+          "coefficient",
           "[cli][inspect]") {
   agf::test::ScratchDir scratch;
   const std::string fixture = std::string(AGF_SOURCE_DIR) + "/tests/fixtures/tiny-en-de";
@@ -39,6 +40,21 @@ TEST_CASE("agf inspect draws one panel per module and direction, and refuses sch
     CHECK(points[3 * panel] == points[3 * panel + 2]);
     CHECK(points[3 * panel + 1] == points[3 * panel + 2]);
   }
+  // ... so every curve is fitted as the power law it starts as: G = 1, r = 24, k = 2, R² = 1.
+  CHECK_THAT(inspected.output, Catch::Contains("Fits of |C(D)| for D = 1..50"));
+  CHECK_THAT(inspected.output, Catch::Contains("| encoder.layers.0 | 1 | 1 | 1 | 24 | 2 | 1.0000 |"));
+  CHECK_THAT(inspected.output, Catch::Contains("6 of 6 curves decay as a power law"));
+  const auto short_fit = run_agf("inspect --checkpoint " + checkpoint + " --out " + svg +
+                                 " --max-distance 50 --fit-max-distance 60");
+  CHECK(short_fit.status == 1);
+  CHECK_THAT(short_fit.output, Catch::Contains("--fit-max-distance 60 must be from 3 to --max-distance 50"));
+  // ALiBi-mult's fixed coefficient exp(−slope·D) is an exponential, which the fit tells apart.
+  const std::string alibi_mult = scratch.file("alibi-mult.safetensors");
+  REQUIRE(run_agf("init --preset tiny --pos alibi-mult --vocab " + bpe + " --out " + alibi_mult).status == 0);
+  const auto exponential = run_agf("inspect --checkpoint " + alibi_mult + " --out " + svg + " --fit-max-distance 40");
+  REQUIRE(exponential.status == 0);
+  CHECK_THAT(exponential.output, Catch::Contains("0 of 6 curves decay as a power law"));
+  CHECK_THAT(exponential.output, Catch::Contains("| exponential fits as well |"));
   // An --out that cannot be written is an error, not "written".
   const auto unwritable = run_agf("inspect --checkpoint " + checkpoint + " --out " +
                                   scratch.file("no-such-folder/field.svg"));

@@ -1,8 +1,10 @@
 // agf inspect: what a checkpoint learned — the gravitational coefficient C(D) of every self-attention
-// module, per head and direction, on log–log axes beside the initial curve 1/(1 + D/24)^2.
+// module, per head and direction, on log–log axes beside the initial curve 1/(1 + D/24)^2; and, for each
+// curve, whether it still decays as a power law (train/decay_fit.h), printed as a table.
 #include <fmt/core.h>
 
 #include <cmath>
+#include <optional>
 
 #include "data/text_file.h"
 #include "ops/attention_positional.h"
@@ -10,6 +12,7 @@
 #include "tools/agf/flag_checks.h"
 #include "tools/agf/svg_plot.h"
 #include "train/checkpoint.h"
+#include "train/decay_fit.h"
 
 namespace {
 
@@ -20,6 +23,7 @@ constexpr int64_t kMaxPlottedDistance = 100000;
 struct InspectFlags {
   std::string checkpoint, out;
   int64_t max_distance = 256;
+  std::optional<int64_t> fit_max_distance;
 };
 
 // C[δ, h, D] of one module for D = 0 .. distances-1 (agf-f: the mean over features j).
@@ -53,6 +57,17 @@ void run_inspect(const InspectFlags& flags) {
             "inspect: {} uses '{}'; the gravitational curves exist for agf-b, agf-m, agf-f and alibi-mult",
             flags.checkpoint, scheme);
   const int64_t heads = config.heads, distances = flags.max_distance + 1;
+  const int64_t fitted = flags.fit_max_distance.value_or(flags.max_distance);
+  AGF_CHECK(fitted >= 3 && fitted <= flags.max_distance,
+            "inspect: --fit-max-distance {} must be from 3 to --max-distance {}", fitted, flags.max_distance);
+  std::vector<double> fit_distances;
+  for (int64_t d = 1; d <= fitted; ++d) fit_distances.push_back(static_cast<double>(d));
+  fmt::print("Fits of |C(D)| for D = 1..{} (lc2 and lc3 past the longest distance training saw keep their initial 1; "
+             "--fit-max-distance sets it):\n",
+             fitted);
+  fmt::print("| module | δ | head | power law G | r | k | R² | exponential G | λ | R² | decay |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  int power_laws = 0, curves = 0;
   std::vector<agf::cli::Panel> panels;
   std::vector<double> initial_x, initial_y;
   for (int64_t d = 1; d < distances; ++d) {
@@ -64,7 +79,8 @@ void run_inspect(const InspectFlags& flags) {
     const bool causal = name.rfind("decoder", 0) == 0;
     for (int direction = 0; direction < (causal ? 1 : 2); ++direction) {
       agf::cli::Panel panel;
-      panel.title = fmt::format("{} · {}", name.substr(0, name.find(".self_attn")),
+      const std::string module = name.substr(0, name.find(".self_attn"));
+      panel.title = fmt::format("{} · {}", module,
                                 direction == 0 ? "key at/before query (δ=0)" : "key after query (δ=1)");
       for (int64_t h = 0; h < heads; ++h) {
         agf::cli::Series series{
@@ -74,6 +90,14 @@ void run_inspect(const InspectFlags& flags) {
           series.y.push_back(std::abs(table[(direction * heads + h) * distances + d]));
         }
         panel.series.push_back(std::move(series));
+        std::vector<double> coefficients;
+        for (int64_t d = 1; d <= fitted; ++d) coefficients.push_back(table[(direction * heads + h) * distances + d]);
+        const agf::train::DecayFit fit = agf::train::fit_decay(fit_distances, coefficients);
+        fmt::print("| {} | {} | {} | {:.4g} | {:.4g} | {:.4g} | {:.4f} | {:.4g} | {:.4g} | {:.4f} | {} |\n", module,
+                   direction, h, fit.power_G, fit.power_r, fit.power_k, fit.power_r2, fit.exponential_G,
+                   fit.exponential_lambda, fit.exponential_r2, agf::train::decay_law_name(fit.law));
+        power_laws += fit.law == agf::train::DecayLaw::power_law;
+        ++curves;
       }
       if (scheme != "alibi-mult") panel.series.push_back({"initial", initial_x, initial_y, "#888888", true});
       panels.push_back(std::move(panel));
@@ -82,17 +106,23 @@ void run_inspect(const InspectFlags& flags) {
   const std::string title = fmt::format("{}: {} {} — learned positional coefficient C(D)", flags.checkpoint,
                                         config.preset, config.scheme_label());
   agf::data::write_file(flags.out, agf::cli::render_loglog_panels(title, panels, 2, "distance D", "|C(D)|"));
+  fmt::print("{} of {} curves decay as a power law\n", power_laws, curves);
   fmt::print("{} panels ({} heads each) written to {}\n", panels.size(), heads, flags.out);
 }
 
 const agf::cli::Registration registration{
-    "inspect", "Plot the learned gravitational curves C(D) of a checkpoint (SVG)", [](CLI::App& command) {
+    "inspect", "Plot the learned gravitational curves C(D) of a checkpoint (SVG); fit each: power law or exponential",
+    [](CLI::App& command) {
       auto flags = std::make_shared<InspectFlags>();
       command.add_option("--checkpoint", flags->checkpoint, "Model checkpoint")->required()->check(CLI::ExistingFile);
       command.add_option("--out", flags->out, "Output .svg")->required();
       command.add_option("--max-distance", flags->max_distance, "Largest distance D plotted")
           ->capture_default_str()
           ->check(agf::cli::number_between(1, kMaxPlottedDistance));
+      command
+          .add_option("--fit-max-distance", flags->fit_max_distance,
+                      "Fit each curve on D = 1..N, N the longest distance training saw (default: --max-distance)")
+          ->check(agf::cli::number_between(3, kMaxPlottedDistance));
       command.callback([flags] { run_inspect(*flags); });
     }};
 
