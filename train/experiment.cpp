@@ -328,9 +328,10 @@ std::string run_experiment(const ExperimentOptions& options) {
   GridReport report;
   report.labels = schemes;
   report.length_bounds = options.length_bounds;
-  for (const auto& label : schemes) {
-    for (int s = 0; s < options.seeds; ++s)
-      report.runs[label].push_back(run_one(options, label, options.base.seed + s));
+  // Seed by seed across the schemes: a grid stopped part-way has every row at the same number of seeds (or one
+  // fewer), not some rows complete and others absent.
+  for (int s = 0; s < options.seeds; ++s) {
+    for (const auto& label : schemes) report.runs[label].push_back(run_one(options, label, options.base.seed + s));
   }
   // Extra seeds for the best schemes (by test token accuracy, or validation without a test split).
   std::vector<std::string> ranked = schemes;

@@ -145,3 +145,20 @@ TEST_CASE("a run killed during its evaluation is evaluated again, not trained ag
   CHECK(fs::exists(record / "summary.json"));
   CHECK(fs::exists(record / "valid.sentences.jsonl.xz"));
 }
+
+TEST_CASE("the grid runs seed by seed across the schemes, so a grid stopped part-way has every row",
+          "[train][experiment]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  auto grid = tiny_grid(data, scratch.file("work"));
+  grid.schemes = {"agf-b", "agf-m"};
+  grid.seeds = 2;
+  grid.results_dir = scratch.file("results");
+  agf::train::run_experiment(grid);
+  auto finished = [&](const std::string& label, int seed) {
+    return fs::last_write_time(fs::path(grid.results_dir) / label / ("seed" + std::to_string(seed)) / "summary.json");
+  };
+  CHECK(finished("agf-b", 1) < finished("agf-m", 1));
+  CHECK(finished("agf-m", 1) < finished("agf-b", 2));
+  CHECK(finished("agf-b", 2) < finished("agf-m", 2));
+}
