@@ -128,6 +128,17 @@ nlohmann::json data_identity(const std::string& data_dir) {
   return sizes;
 }
 
+// The longest side the training split kept (prepare.json's per-split bound, or its one bound for a dataset
+// prepared before there was one per split); 0 when the folder has no prepare.json.
+int64_t training_max_length(const std::string& data_dir) {
+  std::ifstream prepare_file(fs::path(data_dir) / "prepare.json");
+  const auto prepare = nlohmann::json::parse(prepare_file, nullptr, /*allow_exceptions=*/false);
+  if (!prepare.is_object()) return 0;
+  const auto train_bound = prepare.value("/splits/train/max_length"_json_pointer, nlohmann::json());
+  if (train_bound.is_number_integer()) return train_bound.get<int64_t>();
+  return prepare.value("max_length", int64_t{0});
+}
+
 // What a run's result depends on besides its seed (the folder's name): the model, every agf.config key of
 // it (the scheme included), the data, budget and optimisation, and how its best checkpoint is evaluated.
 // budget.json (at the run's first start) and summary.json (at its end) keep it, so that a run is resumed or
@@ -325,13 +336,39 @@ std::string run_experiment(const ExperimentOptions& options) {
     nn::TransformerConfig config = options.base.model;
     apply_scheme_label(label, config);  // validates every label before hours of training
   }
+  const auto& base = options.base;
   GridReport report;
   report.labels = schemes;
   report.length_bounds = options.length_bounds;
+  report.training_max_length = training_max_length(base.data_dir);
+  report.heading = fmt::format(
+      "Preset `{}`, at most {} updates of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
+      "validation every {} updates, early stopping after {} validations without a lower validation loss "
+      "(0: none), {}; data `{}`. Each run's best checkpoint (lowest validation loss) is evaluated on every "
+      "split: token accuracy (SPEC §6) and loss teacher-forced, BLEU of beam-{} translations of every pair.",
+      base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup, base.valid_every,
+      base.patience, precision_name(base.precision), base.data_dir, options.beam);
+  if (report.training_max_length > 0) {
+    report.heading += fmt::format(" Training pairs have at most {} BPE tokens a side.", report.training_max_length);
+  }
+  const fs::path results = options.results_dir.empty() ? fs::path(base.out_dir) : fs::path(options.results_dir);
+  // results.md and its plots, rewritten after every run: a grid stopped part-way has the report of what it
+  // finished.
+  std::string text;
+  auto write_report = [&] {
+    text = results_markdown(report);
+    fs::create_directories(results);
+    data::write_file((results / "results.md").string(), text);
+    data::write_file((results / "curves.svg").string(), curves_svg(report));
+    if (!report.length_bounds.empty()) data::write_file((results / "length.svg").string(), length_svg(report));
+  };
   // Seed by seed across the schemes: a grid stopped part-way has every row at the same number of seeds (or one
   // fewer), not some rows complete and others absent.
   for (int s = 0; s < options.seeds; ++s) {
-    for (const auto& label : schemes) report.runs[label].push_back(run_one(options, label, options.base.seed + s));
+    for (const auto& label : schemes) {
+      report.runs[label].push_back(run_one(options, label, base.seed + s));
+      write_report();
+    }
   }
   // Extra seeds for the best schemes (by test token accuracy, or validation without a test split).
   std::vector<std::string> ranked = schemes;
@@ -340,21 +377,10 @@ std::string run_experiment(const ExperimentOptions& options) {
   });
   for (int i = 0; i < std::min<int>(options.best_count, static_cast<int>(ranked.size())); ++i) {
     for (int s = options.seeds; s < options.best_seeds; ++s) {
-      report.runs[ranked[i]].push_back(run_one(options, ranked[i], options.base.seed + s));
+      report.runs[ranked[i]].push_back(run_one(options, ranked[i], base.seed + s));
+      write_report();
     }
   }
-  const auto& base = options.base;
-  report.heading = fmt::format(
-      "Preset `{}`, at most {} updates of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
-      "validation every {} updates, early stopping after {} validations without a lower validation loss "
-      "(0: none), {}; data `{}`. Each run's best checkpoint (lowest validation loss) is evaluated on every "
-      "split: token accuracy (SPEC §6) and loss teacher-forced, BLEU of beam-{} translations of every pair.",
-      base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup, base.valid_every,
-      base.patience, precision_name(base.precision), base.data_dir, options.beam);
-  const std::string text = results_markdown(report);
-  const fs::path results = options.results_dir.empty() ? fs::path(base.out_dir) : fs::path(options.results_dir);
-  fs::create_directories(results);
-  data::write_file((results / "results.md").string(), text);
   return text;
 }
 

@@ -9,6 +9,7 @@
 #include "train/curve_fit.h"
 #include "train/paired_bootstrap.h"
 #include "train/sentence_scores.h"
+#include "train/svg_plot.h"
 
 namespace agf::train {
 
@@ -47,23 +48,36 @@ std::vector<double> split_values(const std::vector<GridRun>& runs, const std::st
   return values;
 }
 
-// The fit of the row's mean validation curve, over the validations every seed reached (early stopping ends
-// seeds at different steps), as "a [low, high] | b | c".
-std::string fit_columns(const std::vector<GridRun>& runs) {
+// A row's mean validation accuracy curve over the validations every seed reached (early stopping ends seeds
+// at different steps); `aligned` is false when the seeds validated at different steps (then it is empty).
+struct MeanCurve {
+  std::vector<double> steps, accuracy;
+  bool aligned = true;
+};
+
+MeanCurve mean_validation_curve(const std::vector<GridRun>& runs) {
   std::size_t points = runs.front().curve_steps.size();
   for (const GridRun& run : runs) points = std::min(points, run.curve_steps.size());
-  if (points < 3) return "— | — | —";
-  const std::vector<double> steps(runs.front().curve_steps.begin(), runs.front().curve_steps.begin() + points);
-  std::vector<double> mean_curve(points, 0.0);
+  MeanCurve curve;
+  curve.steps.assign(runs.front().curve_steps.begin(), runs.front().curve_steps.begin() + points);
+  curve.accuracy.assign(points, 0.0);
   for (const GridRun& run : runs) {
-    if (!std::equal(steps.begin(), steps.end(), run.curve_steps.begin()))
-      return "— (seeds validated at other steps) | — | —";
-    for (std::size_t i = 0; i < points; ++i) mean_curve[i] += run.curve_accuracy[i] / static_cast<double>(runs.size());
+    if (!std::equal(curve.steps.begin(), curve.steps.end(), run.curve_steps.begin())) return {{}, {}, false};
+    for (std::size_t i = 0; i < points; ++i)
+      curve.accuracy[i] += run.curve_accuracy[i] / static_cast<double>(runs.size());
   }
-  const PowerLawFit fit = fit_power_law(steps, mean_curve);
+  return curve;
+}
+
+// The fit of the row's mean validation curve as "a [low, high] | b | c".
+std::string fit_columns(const std::vector<GridRun>& runs) {
+  const MeanCurve curve = mean_validation_curve(runs);
+  if (!curve.aligned) return "— (seeds validated at other steps) | — | —";
+  if (curve.steps.size() < 3) return "— | — | —";
+  const PowerLawFit fit = fit_power_law(curve.steps, curve.accuracy);
   if (fit.at_ceiling) return fmt::format("none below 100 (held at 100) | {:.3g} | {:.3f}", fit.b, fit.c);
   if (!fit.identified) return "no ceiling yet (c → 0) | — | —";
-  const CeilingInterval interval = ceiling_interval(steps, mean_curve, fit);
+  const CeilingInterval interval = ceiling_interval(curve.steps, curve.accuracy, fit);
   return fmt::format("{:.2f} [{:.2f}, {:.2f}] | {:.3g} | {:.3f}", fit.a, interval.low, interval.high, fit.b, fit.c);
 }
 
@@ -92,13 +106,94 @@ std::vector<SentenceScore> pooled_test_sentences(const std::vector<GridRun>& run
   return pooled;
 }
 
+// The sentences whose source has more than `longer_than` BPE tokens (all of them for -1).
+std::vector<SentenceScore> longer_than(std::vector<SentenceScore> sentences, int64_t tokens) {
+  std::erase_if(sentences, [&](const SentenceScore& s) { return s.source_tokens <= tokens; });
+  return sentences;
+}
+
+double token_accuracy(const std::vector<SentenceScore>& sentences) {
+  int64_t correct = 0, total = 0;
+  for (const SentenceScore& s : sentences) correct += s.correct, total += s.target_tokens;
+  return total > 0 ? 100.0 * static_cast<double>(correct) / static_cast<double>(total) : 0.0;
+}
+
 bool has_test(const std::vector<GridRun>& runs) {
   return !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const GridRun& run) {
     return run.splits.contains("test") && !run.splits.at("test").sentences_file.empty();
   });
 }
 
+// A row's test token accuracy by source-length bucket: per bucket, each seed's accuracy (seeds with pairs in
+// it), the bucket's pairs and their mean source length.
+struct BucketAccuracies {
+  std::vector<std::vector<double>> per_seed;
+  std::vector<int64_t> pairs;
+  std::vector<double> mean_source_tokens;
+};
+
+BucketAccuracies bucket_accuracies(const std::vector<GridRun>& runs, const std::vector<int64_t>& bounds) {
+  BucketAccuracies result;
+  for (const GridRun& run : runs) {
+    const std::vector<SentenceScore> sentences = read_sentence_scores(run.splits.at("test").sentences_file);
+    const std::vector<LengthBucket> buckets = length_buckets(sentences, bounds);
+    result.per_seed.resize(buckets.size());
+    result.pairs.assign(buckets.size(), 0);
+    result.mean_source_tokens.assign(buckets.size(), 0.0);
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      if (buckets[b].pairs > 0) result.per_seed[b].push_back(buckets[b].token_accuracy());
+      result.pairs[b] = buckets[b].pairs;
+    }
+    for (const SentenceScore& sentence : sentences) {
+      std::size_t b = 0;
+      while (b < bounds.size() && sentence.source_tokens > bounds[b]) ++b;
+      result.mean_source_tokens[b] += static_cast<double>(sentence.source_tokens) /
+                                      static_cast<double>(result.pairs[b]);
+    }
+  }
+  return result;
+}
+
 std::string signed_value(double value, int decimals) { return fmt::format("{:+.{}f}", value, decimals); }
+
+// One row per claim whose two rows both have test records: the paired bootstrap over the test sentences whose
+// source is longer than `longer_than_tokens` (-1: all), the seeds pooled, each seed's own difference, the
+// verdict.
+std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>& claims_to_test,
+                        int64_t longer_than_tokens) {
+  std::string rows;
+  for (const PaperClaim& claim : claims_to_test) {
+    const auto a = report.runs.find(claim.a), b = report.runs.find(claim.b);
+    if (a == report.runs.end() || b == report.runs.end() || !has_test(a->second) || !has_test(b->second)) continue;
+    std::vector<double> seed_differences;
+    std::string per_seed;
+    for (const GridRun& run_b : b->second) {
+      for (const GridRun& run_a : a->second) {
+        if (run_a.seed != run_b.seed) continue;
+        auto accuracy_of = [&](const GridRun& run) {
+          return token_accuracy(
+              longer_than(read_sentence_scores(run.splits.at("test").sentences_file), longer_than_tokens));
+        };
+        const double d = accuracy_of(run_b) - accuracy_of(run_a);
+        seed_differences.push_back(d);
+        per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
+      }
+    }
+    const auto pooled_a = longer_than(pooled_test_sentences(a->second), longer_than_tokens),
+               pooled_b = longer_than(pooled_test_sentences(b->second), longer_than_tokens);
+    if (pooled_a.empty()) continue;
+    const PairedComparison accuracy = paired_bootstrap(pooled_a, pooled_b, PairedMetric::token_accuracy);
+    const PairedComparison bleu = paired_bootstrap(pooled_a, pooled_b, PairedMetric::bleu);
+    rows += fmt::format(
+        "| {} vs {} | {} | {:.2f} vs {:.2f} | {} [{}, {}], p = {:.3f} | {} [{}, {}], p = {:.3f} | {} | {} |\n", claim.b,
+        claim.a, claim.paper, accuracy.b, accuracy.a, signed_value(accuracy.difference, 2),
+        signed_value(accuracy.low, 2), signed_value(accuracy.high, 2), accuracy.p_value,
+        signed_value(bleu.difference, 2), signed_value(bleu.low, 2), signed_value(bleu.high, 2), bleu.p_value,
+        per_seed.empty() ? "—" : per_seed,
+        claim_verdict(claim.direction, accuracy.low, accuracy.high, accuracy.p_value, seed_differences));
+  }
+  return rows;
+}
 
 }  // namespace
 
@@ -113,6 +208,18 @@ std::vector<PaperClaim> paper_claims() {
       {"vanilla", "agf-m+pcmv+abs-pe", +1, "the best AGF row is ahead of Vanilla (70.92 vs 70.59)"},
       {"alibi", "alibi-mult+pcmv", +1,
        "ALiBi in the multiplicative framework with PCM-V improves strongly (no figure)"},
+  };
+}
+
+std::vector<PaperClaim> extrapolation_claims() {
+  return {
+      {"alibi-mult+pcmv", "agf-b+pcmv", +1,
+       "a power-law coefficient extrapolates better than an exponential one (both multiplicative, with PCM-V)"},
+      {"alibi-mult+pcmv", "agf-m+pcmv", +1, "the same, for AGF-M + PCM-V"},
+      {"alibi", "agf-b", +1,
+       "AGF's power law against ALiBi's linear bias, an exponential factor exp(−slope·D) on the weights"},
+      {"alibi", "kerple-log", +1,
+       "KERPLE-log's logarithmic bias, a power-law factor (1 + r2·D)^(−r1), against ALiBi's exponential"},
   };
 }
 
@@ -156,6 +263,7 @@ std::string results_markdown(const GridReport& report) {
                         format_mean(split_values(runs, "test", loss), 3), runs.front().parameters,
                         aggregate(speed).mean, fit_columns(runs));
   }
+  text += "\n![validation token accuracy against updates, each row's mean over its seeds](curves.svg)\n";
 
   if (!report.length_bounds.empty()) {
     std::vector<LengthBucket> shape = length_buckets({}, report.length_bounds);
@@ -171,49 +279,18 @@ std::string results_markdown(const GridReport& report) {
     for (const auto& label : report.labels) {
       const auto found = report.runs.find(label);
       if (found == report.runs.end() || !has_test(found->second)) continue;
-      std::vector<std::vector<double>> per_bucket(shape.size());
-      for (const GridRun& run : found->second) {
-        const auto buckets = length_buckets(read_sentence_scores(run.splits.at("test").sentences_file),
-                                            report.length_bounds);
-        for (std::size_t b = 0; b < buckets.size(); ++b) {
-          if (buckets[b].pairs > 0) per_bucket[b].push_back(buckets[b].token_accuracy());
-          pairs[b] = buckets[b].pairs;
-        }
-      }
+      const BucketAccuracies buckets = bucket_accuracies(found->second, report.length_bounds);
+      pairs = buckets.pairs;
       text += fmt::format("| {} |", label);
-      for (const auto& values : per_bucket) text += fmt::format(" {} |", format_mean(values, 2));
+      for (const auto& values : buckets.per_seed) text += fmt::format(" {} |", format_mean(values, 2));
       text += "\n";
     }
     text += "| (test pairs) |";
     for (int64_t count : pairs) text += fmt::format(" {} |", count);
-    text += "\n";
+    text += "\n\n![test token accuracy by source length](length.svg)\n";
   }
 
-  std::string claims;
-  for (const PaperClaim& claim : paper_claims()) {
-    const auto a = report.runs.find(claim.a), b = report.runs.find(claim.b);
-    if (a == report.runs.end() || b == report.runs.end() || !has_test(a->second) || !has_test(b->second)) continue;
-    std::vector<double> seed_differences;
-    std::string per_seed;
-    for (const GridRun& run_b : b->second) {
-      for (const GridRun& run_a : a->second) {
-        if (run_a.seed != run_b.seed) continue;
-        const double d = run_b.splits.at("test").token_accuracy - run_a.splits.at("test").token_accuracy;
-        seed_differences.push_back(d);
-        per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
-      }
-    }
-    const auto pooled_a = pooled_test_sentences(a->second), pooled_b = pooled_test_sentences(b->second);
-    const PairedComparison accuracy = paired_bootstrap(pooled_a, pooled_b, PairedMetric::token_accuracy);
-    const PairedComparison bleu = paired_bootstrap(pooled_a, pooled_b, PairedMetric::bleu);
-    claims += fmt::format(
-        "| {} vs {} | {} | {:.2f} vs {:.2f} | {} [{}, {}], p = {:.3f} | {} [{}, {}], p = {:.3f} | {} | {} |\n", claim.b,
-        claim.a, claim.paper, accuracy.b, accuracy.a, signed_value(accuracy.difference, 2),
-        signed_value(accuracy.low, 2), signed_value(accuracy.high, 2), accuracy.p_value,
-        signed_value(bleu.difference, 2), signed_value(bleu.low, 2), signed_value(bleu.high, 2), bleu.p_value,
-        per_seed.empty() ? "—" : per_seed,
-        claim_verdict(claim.direction, accuracy.low, accuracy.high, accuracy.p_value, seed_differences));
-  }
+  const std::string claims = claims_rows(report, paper_claims(), -1);
   if (!claims.empty()) {
     text += "\n## The paper's claims, on the test split\n\n"
             "Paired bootstrap over the test sentences (1,000 resamples, the same draw for both rows; sacreBLEU's "
@@ -224,7 +301,65 @@ std::string results_markdown(const GridReport& report) {
             "each seed's accuracy b − a | verdict |\n|---|---|---|---|---|---|---|\n" +
             claims;
   }
+  const std::string beyond = report.training_max_length > 0
+                                 ? claims_rows(report, extrapolation_claims(), report.training_max_length)
+                                 : "";
+  if (!beyond.empty()) {
+    text += fmt::format(
+        "\n## Beyond the training length: power law against exponential decay\n\n"
+        "Training and validation pairs have at most {0} BPE tokens a side; the test split keeps longer ones. The "
+        "same paired bootstrap as above, over the test sentences whose source is longer than {0} tokens only.\n\n"
+        "| b vs a | the argument | test accuracy % b vs a | accuracy b − a [95 %], p | BLEU b − a [95 %], p | "
+        "each seed's accuracy b − a | verdict |\n|---|---|---|---|---|---|---|\n",
+        report.training_max_length);
+    text += beyond;
+  }
   return text;
+}
+
+namespace {
+
+Series row_series(const std::string& label, std::size_t row) {
+  return {label, {}, {}, palette_color(row % 8), row >= 8};  // 8 colours, then the same dashed
+}
+
+}  // namespace
+
+std::string curves_svg(const GridReport& report) {
+  Panel panel{"each row's mean over its seeds, up to the last validation every seed reached", {}};
+  for (std::size_t row = 0; row < report.labels.size(); ++row) {
+    const auto found = report.runs.find(report.labels[row]);
+    if (found == report.runs.end() || found->second.empty()) continue;
+    const MeanCurve curve = mean_validation_curve(found->second);
+    Series series = row_series(report.labels[row], row);
+    series.x = curve.steps, series.y = curve.accuracy;
+    panel.series.push_back(std::move(series));
+  }
+  return render_panels("Validation token accuracy during training", {panel}, 1, {"update"},
+                       {"validation token accuracy %"});
+}
+
+std::string length_svg(const GridReport& report) {
+  if (report.length_bounds.empty()) return "";
+  Panel panel{report.training_max_length > 0
+                  ? fmt::format("each row's mean over its seeds; training pairs ≤ {} tokens a side",
+                                report.training_max_length)
+                  : "each row's mean over its seeds",
+              {}};
+  for (std::size_t row = 0; row < report.labels.size(); ++row) {
+    const auto found = report.runs.find(report.labels[row]);
+    if (found == report.runs.end() || !has_test(found->second)) continue;
+    const BucketAccuracies buckets = bucket_accuracies(found->second, report.length_bounds);
+    Series series = row_series(report.labels[row], row);
+    for (std::size_t b = 0; b < buckets.per_seed.size(); ++b) {
+      if (buckets.per_seed[b].empty()) continue;
+      series.x.push_back(buckets.mean_source_tokens[b]);
+      series.y.push_back(aggregate(buckets.per_seed[b]).mean);
+    }
+    panel.series.push_back(std::move(series));
+  }
+  return render_panels("Test token accuracy by source length", {panel}, 1,
+                       {"source length, BPE tokens (each bucket at its pairs' mean)"}, {"test token accuracy %"});
 }
 
 }  // namespace agf::train

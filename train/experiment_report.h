@@ -3,7 +3,8 @@
 // on the validation and test splits; the learning-curve fit acc(t) = a - b·t^(-c) of the mean validation
 // curve, with a ≤ 100 and an interval for a (train/curve_fit.h); for each of the paper's pairwise claims a
 // paired bootstrap over the test sentences (train/paired_bootstrap.h) with the seeds pooled, each seed's own
-// difference, and a verdict; optionally test token accuracy by source length.
+// difference, and a verdict; optionally test token accuracy by source length, and the claims about test
+// sentences longer than training saw (power law against exponential decay); and two SVG plots.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,6 +34,7 @@ struct GridReport {
   std::vector<std::string> labels;                   // the rows, in the grid's order
   std::map<std::string, std::vector<GridRun>> runs;  // by label, seeds ascending
   std::vector<int64_t> length_bounds;                // test token accuracy by source length; empty = no table
+  int64_t training_max_length = 0;  // the longest side training saw (prepare.json); 0: unknown, no section on it
 };
 
 // A claim of the paper about two rows: b against a, on test token accuracy.
@@ -45,6 +47,11 @@ struct PaperClaim {
 // The paper's claims that the grid's rows can test (SPEC §1).
 std::vector<PaperClaim> paper_claims();
 
+// The paper's argument for a power law (a heavy tail keeps far tokens in reach where an exponential has cut
+// them off) as claims about the test sentences longer than any training pair: power-law rows against
+// exponential ones.
+std::vector<PaperClaim> extrapolation_claims();
+
 // The verdict on a claim from the pooled paired bootstrap's interval and p-value and from each seed's own
 // difference (b - a, same seed): a difference counts only when the interval excludes 0 at p < 0.05 and every
 // seed agrees on its sign. Then "holds" or "reversed" against `direction`; otherwise "not distinguishable"
@@ -52,6 +59,14 @@ std::vector<PaperClaim> paper_claims();
 std::string claim_verdict(int direction, double low, double high, double p_value,
                           const std::vector<double>& seed_differences);
 
+// results.md; it links the two plots below, written beside it.
 std::string results_markdown(const GridReport& report);
+
+// Validation token accuracy against updates, each row's mean over its seeds (train/svg_plot.h).
+std::string curves_svg(const GridReport& report);
+
+// Test token accuracy by source-length bucket, each row's mean over its seeds, at the bucket's mean source
+// length; "" without length bounds.
+std::string length_svg(const GridReport& report);
 
 }  // namespace agf::train

@@ -124,6 +124,8 @@ TEST_CASE("a results folder keeps each run's record; the record alone is enough 
     CHECK_FALSE(fs::exists(work / file));
   }
   CHECK(fs::exists(fs::path(grid.results_dir) / "results.md"));
+  CHECK(fs::exists(fs::path(grid.results_dir) / "curves.svg"));
+  CHECK_THAT(first, Catch::Contains("Training pairs have at most 250 BPE tokens a side"));  // prepare.json's
   fs::remove_all(grid.base.out_dir);  // a new checkout: the work folder is gone, the committed record is not
   CHECK(agf::train::run_experiment(grid) == first);
   CHECK_FALSE(fs::exists(work));  // read back, not trained again

@@ -2,6 +2,7 @@
 // computed from per-sentence records made up so that the answer is known.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ std::string sentence_file(const agf::test::ScratchDir& scratch, const std::strin
     s.correct = correct(i);
     s.nll = 1;
     s.translated = true;
-    s.hypothesis = s.reference = "x";
+    s.hypothesis = std::string(1, 'x');
+    s.reference = s.hypothesis;
     for (int k = 0; k < 4; ++k) s.bleu.totals[k] = 10 - k, s.bleu.matches[k] = std::min<int64_t>(s.correct, 10 - k);
     s.bleu.hypothesis_length = s.bleu.reference_length = 10;
   }
@@ -91,4 +93,66 @@ TEST_CASE("results.md tests the paper's claims on pooled test sentences and buck
   CHECK_THAT(text, Catch::Contains("| 0–40 | > 40 |"));
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv | 80.00 ± 0.00 | 80.00 ± 0.00 |"));
   CHECK_THAT(text, Catch::Contains("| (test pairs) | 113 | 87 |"));
+}
+
+TEST_CASE("results.md compares power-law and exponential rows on the test sentences longer than training saw",
+          "[train][experiment]") {
+  agf::test::ScratchDir scratch;
+  agf::train::GridReport report;
+  report.labels = {"alibi", "agf-b"};
+  // Level on sources of at most 40 tokens (5 of 10 right); beyond, agf-b gets 9 and alibi 5.
+  for (uint64_t seed : {1, 2}) {
+    const std::string tag = std::to_string(seed);
+    report.runs["alibi"].push_back(
+        grid_run("alibi", seed, 50, sentence_file(scratch, "a" + tag, 200, [](int) { return 5; })));
+    report.runs["agf-b"].push_back(grid_run(
+        "agf-b", seed, 60, sentence_file(scratch, "g" + tag, 200, [](int i) { return 10 + i % 60 > 40 ? 9 : 5; })));
+  }
+  CHECK(agf::train::results_markdown(report).find("Beyond the training length") == std::string::npos);
+  report.training_max_length = 40;
+  const std::string text = agf::train::results_markdown(report);
+  CHECK_THAT(text, Catch::Contains("Training and validation pairs have at most 40 BPE tokens a side"));
+  CHECK_THAT(text, Catch::Contains("| agf-b vs alibi | AGF's power law against ALiBi's linear bias"));
+  CHECK_THAT(text, Catch::Contains("| 90.00 vs 50.00 | +40.00 [+40.00, +40.00], p = 0.001 |"));
+  CHECK_THAT(text, Catch::Contains("| +40.00, +40.00 | holds |"));
+  CHECK(text.find("| kerple-log vs alibi") == std::string::npos);  // no kerple-log row
+  // At a bound of 60 tokens the same difference holds on the fewer sentences beyond it.
+  report.training_max_length = 60;
+  CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| 90.00 vs 50.00 |"));
+  // No test sentence beyond the bound: no rows, no section.
+  report.training_max_length = 100;
+  CHECK(agf::train::results_markdown(report).find("Beyond the training length") == std::string::npos);
+}
+
+TEST_CASE("the grid's plots: each row's mean validation curve, and test accuracy by source length",
+          "[train][experiment]") {
+  agf::test::ScratchDir scratch;
+  agf::train::GridReport report;
+  report.labels = {"vanilla", "agf-m+pcmv", "rope"};  // rope has no run: no series
+  for (uint64_t seed : {1, 2}) {
+    for (const std::string label : {"vanilla", "agf-m+pcmv"}) {
+      auto run = grid_run(label, seed, 50,
+                          sentence_file(scratch, label + std::to_string(seed), 200, [](int i) { return i % 11; }));
+      run.curve_steps = {100, 200, 300};
+      run.curve_accuracy = {10.0 * seed, 20.0 * seed, 30.0 * seed};  // mean: 15, 30, 45
+      report.runs[label].push_back(run);
+    }
+  }
+  const std::string curves = agf::train::curves_svg(report);
+  std::size_t polylines = 0;
+  for (std::size_t at = curves.find("<polyline"); at != std::string::npos; at = curves.find("<polyline", at + 1))
+    ++polylines;
+  CHECK(polylines == 2);
+  CHECK_THAT(curves, Catch::Contains(">agf-m+pcmv</text>"));
+  CHECK(curves.find(">rope</text>") == std::string::npos);
+  // The y axis spans the means 15..45 (ticks of 10 from 10 to 50), not the seeds' 10..60.
+  CHECK_THAT(curves, Catch::Contains(">50</text>"));
+  CHECK(curves.find(">60</text>") == std::string::npos);
+  CHECK(agf::train::length_svg(report).empty());  // no length bounds
+  report.length_bounds = {20, 40};
+  const std::string by_length = agf::train::length_svg(report);
+  const std::size_t points = by_length.find("points=\"");
+  REQUIRE(points != std::string::npos);
+  const std::string first = by_length.substr(points + 8, by_length.find('"', points + 8) - points - 8);
+  CHECK(std::count(first.begin(), first.end(), ',') == 3);  // three buckets: 0–20, 21–40, > 40
 }

@@ -10,9 +10,9 @@
 #include "ops/attention_positional.h"
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
-#include "tools/agf/svg_plot.h"
 #include "train/checkpoint.h"
 #include "train/decay_fit.h"
+#include "train/svg_plot.h"
 
 namespace {
 
@@ -68,7 +68,7 @@ void run_inspect(const InspectFlags& flags) {
   fmt::print("| module | δ | head | power law G | r | k | R² | exponential G | λ | R² | decay |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
   int power_laws = 0, curves = 0;
-  std::vector<agf::cli::Panel> panels;
+  std::vector<agf::train::Panel> panels;
   std::vector<double> initial_x, initial_y;
   for (int64_t d = 1; d < distances; ++d) {
     initial_x.push_back(static_cast<double>(d));
@@ -78,13 +78,13 @@ void run_inspect(const InspectFlags& flags) {
     const std::vector<double> table = coefficient_table(*encoding, heads, config.head_dim(), distances);
     const bool causal = name.rfind("decoder", 0) == 0;
     for (int direction = 0; direction < (causal ? 1 : 2); ++direction) {
-      agf::cli::Panel panel;
+      agf::train::Panel panel;
       const std::string module = name.substr(0, name.find(".self_attn"));
       panel.title = fmt::format("{} · {}", module,
                                 direction == 0 ? "key at/before query (δ=0)" : "key after query (δ=1)");
       for (int64_t h = 0; h < heads; ++h) {
-        agf::cli::Series series{
-            fmt::format("head {}", h), {}, {}, agf::cli::palette_color(static_cast<std::size_t>(h))};
+        agf::train::Series series{
+            fmt::format("head {}", h), {}, {}, agf::train::palette_color(static_cast<std::size_t>(h))};
         for (int64_t d = 1; d < distances; ++d) {
           series.x.push_back(static_cast<double>(d));
           series.y.push_back(std::abs(table[(direction * heads + h) * distances + d]));
@@ -105,7 +105,9 @@ void run_inspect(const InspectFlags& flags) {
   }
   const std::string title = fmt::format("{}: {} {} — learned positional coefficient C(D)", flags.checkpoint,
                                         config.preset, config.scheme_label());
-  agf::data::write_file(flags.out, agf::cli::render_loglog_panels(title, panels, 2, "distance D", "|C(D)|"));
+  agf::data::write_file(flags.out,
+                        agf::train::render_panels(title, panels, 2, {"distance D", agf::train::AxisScale::log},
+                                                  {"|C(D)|", agf::train::AxisScale::log}));
   fmt::print("{} of {} curves decay as a power law\n", power_laws, curves);
   fmt::print("{} panels ({} heads each) written to {}\n", panels.size(), heads, flags.out);
 }

@@ -23,7 +23,7 @@ struct ModelFlags {
   std::optional<double> dropout;
 
   void add_to(CLI::App& command) {
-    command.add_option("--preset", preset, "Model size: paper-big, base, cpu-small (or tiny, for tests)")
+    command.add_option("--preset", preset, "Model size: paper-big, base, cpu-small, cpu-mini (or tiny, for tests)")
         ->capture_default_str();
     command
         .add_option("--pos", pos,
