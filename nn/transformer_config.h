@@ -32,7 +32,7 @@ struct TransformerConfig {
   bool uses_sinusoidal() const { return pos == "sinusoidal" || abs_pe; }
   int64_t head_dim() const { return d_model / heads; }
 
-  // A preset of SPEC §6: "paper-big", "base" or "cpu-small" (others: an error listing them).
+  // A preset of SPEC §6: "paper-big", "base", "cpu-small" or "cpu-mini" (others: an error listing them).
   static TransformerConfig from_preset(const std::string& name);
   // Checks every field (positive sizes, d_model divisible by heads, a known scheme, pcmv only with a
   // coefficient scheme); throws agf::Error naming the field.
