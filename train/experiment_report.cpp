@@ -135,20 +135,17 @@ struct BucketAccuracies {
 BucketAccuracies bucket_accuracies(const std::vector<GridRun>& runs, const std::vector<int64_t>& bounds) {
   BucketAccuracies result;
   for (const GridRun& run : runs) {
-    const std::vector<SentenceScore> sentences = read_sentence_scores(run.splits.at("test").sentences_file);
-    const std::vector<LengthBucket> buckets = length_buckets(sentences, bounds);
+    const std::vector<LengthBucket> buckets = length_buckets(read_sentence_scores(run.splits.at("test").sentences_file),
+                                                             bounds);
     result.per_seed.resize(buckets.size());
     result.pairs.assign(buckets.size(), 0);
     result.mean_source_tokens.assign(buckets.size(), 0.0);
     for (std::size_t b = 0; b < buckets.size(); ++b) {
-      if (buckets[b].pairs > 0) result.per_seed[b].push_back(buckets[b].token_accuracy());
+      if (buckets[b].pairs == 0) continue;
+      result.per_seed[b].push_back(buckets[b].token_accuracy());
       result.pairs[b] = buckets[b].pairs;
-    }
-    for (const SentenceScore& sentence : sentences) {
-      std::size_t b = 0;
-      while (b < bounds.size() && sentence.source_tokens > bounds[b]) ++b;
-      result.mean_source_tokens[b] += static_cast<double>(sentence.source_tokens) /
-                                      static_cast<double>(result.pairs[b]);
+      result.mean_source_tokens[b] = static_cast<double>(buckets[b].source_tokens) /
+                                     static_cast<double>(buckets[b].pairs);
     }
   }
   return result;

@@ -105,6 +105,7 @@ std::vector<LengthBucket> length_buckets(const std::vector<SentenceScore>& sente
     const std::size_t b = static_cast<std::size_t>(std::lower_bound(upper.begin(), upper.end(), s.source_tokens) -
                                                    upper.begin());  // first bound >= length
     buckets[b].pairs += 1;
+    buckets[b].source_tokens += s.source_tokens;
     buckets[b].target_tokens += s.target_tokens;
     buckets[b].correct += s.correct;
   }

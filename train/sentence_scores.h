@@ -21,7 +21,7 @@ std::vector<SentenceScore> read_sentence_scores(const std::string& path);
 // (upper[-1] = -1), and a last bucket those above the last bound. `upper` ascending.
 struct LengthBucket {
   int64_t low = 0, high = -1;  // source tokens in [low, high]; high = -1: no upper bound
-  int64_t pairs = 0, target_tokens = 0, correct = 0;
+  int64_t pairs = 0, source_tokens = 0, target_tokens = 0, correct = 0;
   double token_accuracy() const;  // in %; 0 for an empty bucket
 };
 std::vector<LengthBucket> length_buckets(const std::vector<SentenceScore>& sentences,

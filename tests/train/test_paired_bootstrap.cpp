@@ -132,6 +132,7 @@ TEST_CASE("token accuracy by source length adds up per bucket", "[train][bootstr
   const auto buckets = agf::train::length_buckets(sentences, {40, 60, 100});
   REQUIRE(buckets.size() == 4);
   CHECK(buckets[0].pairs == 2);  // 0 and 40
+  CHECK(buckets[0].source_tokens == 40);
   CHECK(buckets[0].correct == 1);
   CHECK(buckets[0].token_accuracy() == Approx(5.0));
   CHECK(buckets[1].low == 41);
@@ -141,6 +142,7 @@ TEST_CASE("token accuracy by source length adds up per bucket", "[train][bootstr
   CHECK(buckets[2].token_accuracy() == 0);
   CHECK(buckets[3].high == -1);
   CHECK(buckets[3].pairs == 1);
+  CHECK(buckets[3].source_tokens == 101);
   CHECK_THROWS_WITH(agf::train::length_buckets(sentences, {60, 40}), Catch::Contains("ascending"));
 }
 
