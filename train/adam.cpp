@@ -140,13 +140,6 @@ void Adam::load_state(const std::vector<std::pair<std::string, Tensor>>& tensors
   steps_ = steps;
 }
 
-double inverse_sqrt_lr(double peak, int64_t step, int64_t warmup) {
-  AGF_CHECK(warmup > 0, "learning-rate schedule: warmup must be positive, got {}", warmup);
-  const double s = static_cast<double>(std::max<int64_t>(step, 1));
-  const double w = static_cast<double>(warmup);
-  return peak * std::min(s / w, std::sqrt(w / s));
-}
-
 double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm) {
   double squares = 0;
 #ifdef AGF_WITH_CUDA

@@ -36,9 +36,6 @@ class Adam {
   int64_t steps_ = 0;
 };
 
-// lr = peak · min(step/warmup, sqrt(warmup/step)) for step ≥ 1 (SPEC §6: inverse square root with warmup).
-double inverse_sqrt_lr(double peak, int64_t step, int64_t warmup);
-
 // Scales all gradients so that their global L2 norm is at most max_norm; returns the norm before scaling.
 // max_norm <= 0 only measures.
 double clip_grad_norm(const std::vector<Variable>& parameters, double max_norm);

@@ -154,6 +154,7 @@ nlohmann::json run_budget(const TrainOptions& options, int beam) {
           {"update_freq", options.update_freq},
           {"lr", options.lr},
           {"warmup", options.warmup},
+          {"lr_schedule", std::string(lr_schedule_name(options.lr_schedule))},
           {"clip_norm", options.clip_norm},
           {"label_smoothing", options.label_smoothing},
           {"valid_every", options.valid_every},
@@ -342,12 +343,14 @@ std::string run_experiment(const ExperimentOptions& options) {
   report.length_bounds = options.length_bounds;
   report.training_max_length = training_max_length(base.data_dir);
   report.heading = fmt::format(
-      "Preset `{}`, at most {} updates of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, "
+      "Preset `{}`, at most {} updates of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, {} "
+      "learning-rate schedule, "
       "validation every {} updates, early stopping after {} validations without a lower validation loss "
       "(0: none), {}; data `{}`. Each run's best checkpoint (lowest validation loss) is evaluated on every "
       "split: token accuracy (SPEC §6) and loss teacher-forced, BLEU of beam-{} translations of every pair.",
-      base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup, base.valid_every,
-      base.patience, precision_name(base.precision), base.data_dir, options.beam);
+      base.model.preset, base.max_steps, base.max_tokens, base.update_freq, base.lr, base.warmup,
+      lr_schedule_name(base.lr_schedule), base.valid_every, base.patience, precision_name(base.precision),
+      base.data_dir, options.beam);
   if (report.training_max_length > 0) {
     report.heading += fmt::format(" Training pairs have at most {} BPE tokens a side.", report.training_max_length);
   }

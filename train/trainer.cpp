@@ -31,6 +31,7 @@
 #include "train/distributed.h"
 #include "train/evaluate.h"
 #include "train/gradient_sum.h"
+#include "train/lr_schedule.h"
 #include "train/metrics_log.h"
 #include "train/mixed_precision.h"
 #include "train/sequence_loss.h"
@@ -497,7 +498,7 @@ TrainSummary train(const TrainOptions& options) {
     // The sum of the processes' gradients (nothing in a single process): the same on every process, and so
     // are the norm, the clipping and Adam's update below.
     const GradientSumTiming gradient_sum = sum_gradients(processes, parameters);
-    const double lr = inverse_sqrt_lr(options.lr, state.step + 1, options.warmup);
+    const double lr = scheduled_lr(options.lr_schedule, options.lr, state.step + 1, options.warmup, options.max_steps);
     // Unscale, check, clip, Adam — or skip the update when a gradient is inf or nan.
     const UpdateOutcome update = optimizer.step(lr, options.clip_norm);
     const int64_t skipped_steps = optimizer.scaler().skipped_steps();

@@ -16,6 +16,7 @@
 
 #include "core/device.h"
 #include "nn/transformer_config.h"
+#include "train/lr_schedule.h"
 #include "train/mixed_precision.h"
 
 namespace agf::train {
@@ -30,7 +31,8 @@ struct TrainOptions {
   int64_t update_freq = 1;      // batches accumulated per update
   double lr = 7e-4;             // peak learning rate
   int64_t warmup = 4000;        // steps of linear warmup
-  double clip_norm = 0;         // global gradient-norm clip; 0 = off
+  LrSchedule lr_schedule = LrSchedule::inverse_sqrt;  // after the warmup (train/lr_schedule.h)
+  double clip_norm = 0;                               // global gradient-norm clip; 0 = off
   double label_smoothing = 0.1;
   int64_t valid_every = 500;  // validate (and checkpoint) every N steps and at the end
   // Early stopping: end the run after this many validations in a row without a validation loss below the

@@ -11,6 +11,7 @@
 #include "train/adam.h"
 #include "train/bleu.h"
 #include "train/curve_fit.h"
+#include "train/lr_schedule.h"
 
 using agf::DType;
 using agf::Tensor;
@@ -47,6 +48,18 @@ TEST_CASE("inverse square-root schedule and gradient clipping", "[train][adam]")
   CHECK(agf::train::inverse_sqrt_lr(1e-3, 50, 100) == Approx(5e-4));
   CHECK(agf::train::inverse_sqrt_lr(1e-3, 100, 100) == Approx(1e-3));
   CHECK(agf::train::inverse_sqrt_lr(1e-3, 400, 100) == Approx(5e-4));
+  using agf::train::LrSchedule;
+  using agf::train::scheduled_lr;
+  CHECK(scheduled_lr(LrSchedule::inverse_sqrt, 1e-3, 400, 100, 1000) == Approx(5e-4));
+  // linear: the same warmup, then a straight line from the peak at step 100 to 0 at step 1000
+  CHECK(scheduled_lr(LrSchedule::linear, 1e-3, 50, 100, 1000) == Approx(5e-4));
+  CHECK(scheduled_lr(LrSchedule::linear, 1e-3, 100, 100, 1000) == Approx(1e-3));
+  CHECK(scheduled_lr(LrSchedule::linear, 1e-3, 550, 100, 1000) == Approx(5e-4));
+  CHECK(scheduled_lr(LrSchedule::linear, 1e-3, 1000, 100, 1000) == 0);
+  CHECK_THROWS_WITH(scheduled_lr(LrSchedule::linear, 1e-3, 1, 100, 100), Catch::Contains("0 < warmup < max steps"));
+  CHECK(agf::train::parse_lr_schedule("linear") == LrSchedule::linear);
+  CHECK(agf::train::lr_schedule_name(LrSchedule::inverse_sqrt) == "inverse-sqrt");
+  CHECK_THROWS_WITH(agf::train::parse_lr_schedule("cosine"), Catch::Contains("expected inverse-sqrt or linear"));
   const Variable a(Tensor::zeros({2}, DType::f64), true);
   a.set_grad(Tensor::from_vector(std::vector<double>{3, 4}, {2}, DType::f64));
   CHECK(agf::train::clip_grad_norm({a}, 1.0) == Approx(5.0));

@@ -57,6 +57,27 @@ TEST_CASE("a tiny model overfits 20 pairs to 100% token accuracy", "[train][cli]
   CHECK_THAT(evaluated.output, Catch::Contains("token accuracy 100.00%") && Catch::Contains("BLEU = 100.00"));
 }
 
+TEST_CASE("the linear learning-rate schedule falls from the peak after the warmup to 0 at --max-steps",
+          "[train][cli]") {
+  agf::test::ScratchDir scratch;
+  const std::string data = agf::test::prepare_tiny_fixture(scratch);
+  const std::string run = scratch.file("run");
+  const std::string flags = " --preset tiny --lr 3e-3 --warmup 2 --bleu-sentences 0 --quiet --threads 1";
+  const auto trained = run_agf("train --data " + data + " --out " + run + flags +
+                               " --lr-schedule linear --max-steps 6 --valid-every 6");
+  INFO(trained.output);
+  REQUIRE(trained.status == 0);
+  const auto steps = agf::test::metrics_records(run, "train");
+  REQUIRE(steps.size() == 6);
+  // warmup: 3e-3 · 1/2, 3e-3; then 3e-3 · (6 − s)/(6 − 2) for s = 3..6
+  const std::vector<double> expected{1.5e-3, 3e-3, 2.25e-3, 1.5e-3, 0.75e-3, 0};
+  for (std::size_t i = 0; i < steps.size(); ++i) CHECK(steps[i].at("lr").get<double>() == Approx(expected[i]));
+  const auto bad = run_agf("train --data " + data + " --out " + scratch.file("bad") + flags +
+                           " --lr-schedule cosine --max-steps 6");
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.output, Catch::Contains("--lr-schedule"));
+}
+
 TEST_CASE("a resumed run computes exactly the losses of an uninterrupted one", "[train][cli][resume]") {
   agf::test::ScratchDir scratch;
   const std::string data = agf::test::prepare_tiny_fixture(scratch);

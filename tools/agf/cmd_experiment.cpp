@@ -15,7 +15,7 @@ struct ExperimentFlags {
   agf::cli::ModelFlags model;
   agf::train::ExperimentOptions options;
   int threads = 0;
-  std::string device = "cpu", precision = "fp32";
+  std::string device = "cpu", precision = "fp32", lr_schedule = "inverse-sqrt";
 };
 
 const agf::cli::Registration registration{
@@ -51,6 +51,11 @@ const agf::cli::Registration registration{
       paper->add_option("--warmup", o.warmup, "Warmup steps")
           ->capture_default_str()
           ->check(agf::cli::positive_number());
+      paper
+          ->add_option("--lr-schedule", flags->lr_schedule,
+                       "After the warmup: inverse-sqrt (SPEC), or linear down to 0 at --max-steps")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"inverse-sqrt", "linear"}));
       paper
           ->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")
           ->capture_default_str()
@@ -88,6 +93,7 @@ const agf::cli::Registration registration{
         if (flags->threads > 0) omp_set_num_threads(flags->threads);
         flags->options.base.device = agf::train::parse_device(flags->device);
         flags->options.base.precision = agf::train::parse_precision(flags->precision);
+        flags->options.base.lr_schedule = agf::train::parse_lr_schedule(flags->lr_schedule);
         flags->options.base.model = flags->model.config(1);
         flags->options.base.quiet = false;
         fmt::print("{}", agf::train::run_experiment(flags->options));

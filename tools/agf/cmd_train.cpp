@@ -16,7 +16,7 @@ struct TrainFlags {
   agf::cli::ModelFlags model;
   agf::train::TrainOptions options;
   int threads = 0;
-  std::string device = "cpu", precision = "fp32";
+  std::string device = "cpu", precision = "fp32", lr_schedule = "inverse-sqrt";
 };
 
 const agf::cli::Registration registration{
@@ -43,9 +43,14 @@ const agf::cli::Registration registration{
           ->capture_default_str()
           ->check(agf::cli::positive_number());
       command.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str()->check(agf::cli::positive_number());
-      command.add_option("--warmup", o.warmup, "Warmup steps of the inverse-square-root schedule")
+      command.add_option("--warmup", o.warmup, "Warmup steps of the learning-rate schedule")
           ->capture_default_str()
           ->check(agf::cli::positive_number());
+      command
+          .add_option("--lr-schedule", flags->lr_schedule,
+                      "After the warmup: inverse-sqrt (SPEC), or linear down to 0 at --max-steps")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"inverse-sqrt", "linear"}));
       command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")
           ->capture_default_str()
           ->check(agf::cli::non_negative_number());
@@ -111,6 +116,7 @@ const agf::cli::Registration registration{
         flags->options.device = agf::train::parse_device(
             one_gpu_each ? fmt::format("cuda:{}", processes.local_rank() % agf::cuda_device_count()) : flags->device);
         flags->options.precision = agf::train::parse_precision(flags->precision);
+        flags->options.lr_schedule = agf::train::parse_lr_schedule(flags->lr_schedule);
         flags->options.model = flags->model.config(1);  // the vocabulary size comes from the data
         const auto summary = agf::train::train(flags->options);
         if (!processes.is_root()) return;  // rank 0 reports for the world

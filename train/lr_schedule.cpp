@@ -1,0 +1,37 @@
+#include "train/lr_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace agf::train {
+
+std::string_view lr_schedule_name(LrSchedule schedule) {
+  return schedule == LrSchedule::linear ? "linear" : "inverse-sqrt";
+}
+
+LrSchedule parse_lr_schedule(const std::string& name) {
+  if (name == "inverse-sqrt") return LrSchedule::inverse_sqrt;
+  if (name == "linear") return LrSchedule::linear;
+  fail("unknown learning-rate schedule '{}' (expected inverse-sqrt or linear)", name);
+}
+
+double inverse_sqrt_lr(double peak, int64_t step, int64_t warmup) {
+  AGF_CHECK(warmup > 0, "learning-rate schedule: warmup must be positive, got {}", warmup);
+  const double s = static_cast<double>(std::max<int64_t>(step, 1));
+  const double w = static_cast<double>(warmup);
+  return peak * std::min(s / w, std::sqrt(w / s));
+}
+
+double scheduled_lr(LrSchedule schedule, double peak, int64_t step, int64_t warmup, int64_t max_steps) {
+  if (schedule == LrSchedule::inverse_sqrt) return inverse_sqrt_lr(peak, step, warmup);
+  AGF_CHECK(warmup > 0 && max_steps > warmup,
+            "learning-rate schedule: linear needs 0 < warmup < max steps, got warmup {} and max steps {}", warmup,
+            max_steps);
+  const int64_t s = std::clamp<int64_t>(step, 1, max_steps);
+  if (s <= warmup) return peak * static_cast<double>(s) / static_cast<double>(warmup);
+  return peak * static_cast<double>(max_steps - s) / static_cast<double>(max_steps - warmup);
+}
+
+}  // namespace agf::train

@@ -1,0 +1,25 @@
+#pragma once
+// The learning rate at each update (1-based `step`), both schedules with a linear warmup to the peak:
+//
+//   inverse-sqrt (SPEC §6, the default)   lr = peak · min(step/warmup, sqrt(warmup/step))
+//   linear                                lr = peak · step/warmup                        for step ≤ warmup,
+//                                              peak · (max_steps − step)/(max_steps − warmup)   after it
+//
+// The linear schedule reaches 0 at max_steps, so a run settles by its budget: inverse-sqrt keeps a lr of
+// peak·sqrt(warmup/step), under which a small model's validation loss still creeps down thousands of updates
+// later (docs/results-converged.md). It needs max_steps > warmup.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace agf::train {
+
+enum class LrSchedule { inverse_sqrt, linear };
+
+std::string_view lr_schedule_name(LrSchedule schedule);  // "inverse-sqrt", "linear"
+LrSchedule parse_lr_schedule(const std::string& name);   // an error naming the two otherwise
+
+double inverse_sqrt_lr(double peak, int64_t step, int64_t warmup);
+double scheduled_lr(LrSchedule schedule, double peak, int64_t step, int64_t warmup, int64_t max_steps);
+
+}  // namespace agf::train
