@@ -52,7 +52,7 @@ TransformerConfig TransformerConfig::from_preset(const std::string& name) {
   } else if (name == "cpu-small") {
     config.d_model = 256, config.heads = 4, config.ffn = 1024, config.encoder_layers = 3, config.decoder_layers = 3;
     config.dropout = 0.1;
-  } else if (name == "cpu-mini") {  // the converged grid's size: a run plateaus in about 10 minutes on 2 cores
+  } else if (name == "cpu-mini") {  // the converged grid's size (docs/results-converged.md)
     config.d_model = 128, config.heads = 4, config.ffn = 512, config.encoder_layers = 3, config.decoder_layers = 3;
     config.dropout = 0.1;
   } else if (name == "tiny") {  // for tests and smoke runs: not part of the paper

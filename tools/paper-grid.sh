@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The paper's comparison at convergence on the bundled corpus (docs/results-converged.md): every row of the
-# paper's table, AGF_SEEDS seeds each (seed by seed across the rows), cpu-mini trained until its validation
-# loss stops falling, each run's best checkpoint evaluated on the validation and test splits. Training pairs
+# paper's table, AGF_SEEDS seeds each (seed by seed across the rows), cpu-mini trained for 3,000 updates with a
+# learning rate decaying linearly to 0 (and early stopping after 5 validations without a lower validation
+# loss), each run's best checkpoint evaluated on the validation and test splits. Training pairs
 # have at most 40 BPE tokens a side; the test split keeps pairs up to 100, for the length-extrapolation test.
 #
 # Resumable: run it again after any interruption and it continues the run it was in; a finished run is read
-# back from its record in AGF_RESULTS (committed to the repository), never trained twice. About 10–15 minutes
-# a run on 2 cores, 11 rows × 3 seeds.
+# back from its record in AGF_RESULTS (committed to the repository), never trained twice. About 17 minutes
+# a run on 2 cores (14 training, 3 evaluating), 11 rows × 3 seeds.
 #
 # Settings (environment):
 #   AGF_SEEDS      seeds per row (default 3)

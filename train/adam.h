@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/variable.h"
+#include "train/lr_schedule.h"  // inverse_sqrt_lr, once declared here
 
 namespace agf::train {
 

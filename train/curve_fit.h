@@ -4,7 +4,7 @@
 // prefers a larger a gets the best curve with a = ceiling instead. For a fixed c the model is linear in
 // (a, b), solved in closed form by least squares (with a fixed at the ceiling when the free solution exceeds
 // it: the residual is a convex quadratic in (a, b), so the constrained optimum then lies on a = ceiling);
-// c is then found by a coarse grid over (0, 4] refined with golden-section search on that residual
+// c is then found by a coarse grid over [0.01, 4] refined with golden-section search on that residual
 // (minimize_scalar.h).
 #include <cstdint>
 #include <vector>

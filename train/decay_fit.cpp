@@ -45,6 +45,7 @@ std::string_view decay_law_name(DecayLaw law) {
     case DecayLaw::neither: return "neither";
     case DecayLaw::flat: return "flat";
     case DecayLaw::changes_sign: return "changes sign";
+    case DecayLaw::reaches_zero: return "reaches zero";
   }
   return "?";
 }
@@ -54,28 +55,37 @@ DecayFit fit_decay(const std::vector<double>& distances, const std::vector<doubl
             coefficients.size());
   AGF_CHECK(distances.size() >= 3, "fit_decay: needs at least 3 points, got {}", distances.size());
   std::vector<double> y(coefficients.size());
-  bool positive = false, negative = false;
+  bool positive = false, negative = false, zero = false;
   for (std::size_t i = 0; i < y.size(); ++i) {
     AGF_CHECK(distances[i] > 0, "fit_decay: distances must be positive, got {}", distances[i]);
-    AGF_CHECK(coefficients[i] != 0 && std::isfinite(coefficients[i]), "fit_decay: C({}) = {} has no finite logarithm",
-              distances[i], coefficients[i]);
+    AGF_CHECK(std::isfinite(coefficients[i]), "fit_decay: C({}) = {} is not finite", distances[i], coefficients[i]);
+    if (coefficients[i] == 0) {
+      zero = true;
+      continue;
+    }
     (coefficients[i] > 0 ? positive : negative) = true;
     y[i] = std::log(std::abs(coefficients[i]));
+  }
+  DecayFit fit;
+  if (zero) {
+    fit.law = DecayLaw::reaches_zero;
+    return fit;
   }
   const Line exponential = fit_line(y, [&](std::size_t i) { return distances[i]; });
   auto power_at = [&](double log_r) {
     const double r = std::exp(log_r);
     return fit_line(y, [&](std::size_t i) { return std::log1p(distances[i] / r); });
   };
-  const double log_r = minimize_scalar([&](double u) { return power_at(u).residual; }, std::log(0.01), std::log(1e6));
+  const double low = std::log(kPowerLawMinR), high = std::log(kPowerLawMaxR);
+  const double log_r = minimize_scalar([&](double u) { return power_at(u).residual; }, low, high);
   const Line power = power_at(log_r);
 
   double mean = 0, total = 0;
   for (double v : y) mean += v / static_cast<double>(y.size());
   for (double v : y) total += (v - mean) * (v - mean);
   auto r2 = [&](double residual) { return total > 0 ? 1 - residual / total : 1.0; };
-  DecayFit fit;
   fit.power_G = std::exp(power.intercept), fit.power_r = std::exp(log_r), fit.power_k = -power.slope;
+  fit.r_at_bound = std::min(log_r - low, high - log_r) < 1e-3 * (high - low);
   fit.power_r2 = r2(power.residual);
   fit.exponential_G = std::exp(exponential.intercept), fit.exponential_lambda = -exponential.slope;
   fit.exponential_r2 = r2(exponential.residual);

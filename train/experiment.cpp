@@ -128,8 +128,8 @@ nlohmann::json data_identity(const std::string& data_dir) {
   return sizes;
 }
 
-// The longest side the training split kept (prepare.json's per-split bound, or its one bound for a dataset
-// prepared before there was one per split); 0 when the folder has no prepare.json.
+// The bound on each side's length the training split was prepared with (prepare.json's per-split bound, or its
+// one bound for a dataset prepared before there was one per split); 0 when the folder has no prepare.json.
 int64_t training_max_length(const std::string& data_dir) {
   std::ifstream prepare_file(fs::path(data_dir) / "prepare.json");
   const auto prepare = nlohmann::json::parse(prepare_file, nullptr, /*allow_exceptions=*/false);
@@ -172,9 +172,12 @@ std::string budget_differences(const nlohmann::json& stored, const nlohmann::jso
     differences += fmt::format("{}{}: {} there, {} here", differences.empty() ? "" : "; ", key,
                                there != nullptr ? there->dump() : "absent", here.dump());
   };
+  // Keys added to the budget after records were first written, with the value every older run had.
+  const nlohmann::json older_runs = {{"lr_schedule", "inverse-sqrt"}};
   for (const auto& [key, value] : wanted.items()) {
     if (key == "model") continue;
     const auto found = stored.find(key);
+    if (found == stored.end() && older_runs.contains(key) && older_runs.at(key) == value) continue;
     if (found == stored.end() || *found != value) note(key, found == stored.end() ? nullptr : &*found, value);
   }
   const nlohmann::json no_model = nlohmann::json::object();
@@ -332,6 +335,9 @@ void apply_scheme_label(const std::string& label, nn::TransformerConfig& config)
 }
 
 std::string run_experiment(const ExperimentOptions& options) {
+  const std::string schedule_problem = lr_schedule_problem(options.base.lr_schedule, options.base.warmup,
+                                                           options.base.max_steps);
+  AGF_CHECK(schedule_problem.empty(), "experiment: {}", schedule_problem);  // before any run's folder exists
   const std::vector<std::string> schemes = options.schemes.empty() ? paper_grid() : options.schemes;
   for (const auto& label : schemes) {
     nn::TransformerConfig config = options.base.model;
@@ -342,6 +348,7 @@ std::string run_experiment(const ExperimentOptions& options) {
   report.labels = schemes;
   report.length_bounds = options.length_bounds;
   report.training_max_length = training_max_length(base.data_dir);
+  report.seeds = options.seeds;
   report.heading = fmt::format(
       "Preset `{}`, at most {} updates of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, {} "
       "learning-rate schedule, "

@@ -112,12 +112,6 @@ std::vector<SentenceScore> longer_than(std::vector<SentenceScore> sentences, int
   return sentences;
 }
 
-double token_accuracy(const std::vector<SentenceScore>& sentences) {
-  int64_t correct = 0, total = 0;
-  for (const SentenceScore& s : sentences) correct += s.correct, total += s.target_tokens;
-  return total > 0 ? 100.0 * static_cast<double>(correct) / static_cast<double>(total) : 0.0;
-}
-
 bool has_test(const std::vector<GridRun>& runs) {
   return !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const GridRun& run) {
     return run.splits.contains("test") && !run.splits.at("test").sentences_file.empty();
@@ -137,15 +131,16 @@ BucketAccuracies bucket_accuracies(const std::vector<GridRun>& runs, const std::
   for (const GridRun& run : runs) {
     const std::vector<LengthBucket> buckets = length_buckets(read_sentence_scores(run.splits.at("test").sentences_file),
                                                              bounds);
-    result.per_seed.resize(buckets.size());
-    result.pairs.assign(buckets.size(), 0);
-    result.mean_source_tokens.assign(buckets.size(), 0.0);
+    if (result.per_seed.empty()) {  // every seed has the same test split: its shape from the first
+      result.per_seed.resize(buckets.size());
+      for (const LengthBucket& bucket : buckets) {
+        result.pairs.push_back(bucket.pairs);
+        result.mean_source_tokens.push_back(
+            bucket.pairs > 0 ? static_cast<double>(bucket.source_tokens) / static_cast<double>(bucket.pairs) : 0.0);
+      }
+    }
     for (std::size_t b = 0; b < buckets.size(); ++b) {
-      if (buckets[b].pairs == 0) continue;
-      result.per_seed[b].push_back(buckets[b].token_accuracy());
-      result.pairs[b] = buckets[b].pairs;
-      result.mean_source_tokens[b] = static_cast<double>(buckets[b].source_tokens) /
-                                     static_cast<double>(buckets[b].pairs);
+      if (buckets[b].pairs > 0) result.per_seed[b].push_back(buckets[b].token_accuracy());
     }
   }
   return result;
@@ -153,31 +148,38 @@ BucketAccuracies bucket_accuracies(const std::vector<GridRun>& runs, const std::
 
 std::string signed_value(double value, int decimals) { return fmt::format("{:+.{}f}", value, decimals); }
 
-// One row per claim whose two rows both have test records: the paired bootstrap over the test sentences whose
-// source is longer than `longer_than_tokens` (-1: all), the seeds pooled, each seed's own difference, the
-// verdict.
+// One row per claim whose two rows both have test records: over the seeds both rows have, the paired bootstrap
+// over the test sentences whose source is longer than `longer_than_tokens` (-1: all) with those seeds pooled,
+// each seed's own difference, and the verdict ("pending" while either row lacks some of report.seeds).
 std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>& claims_to_test,
                         int64_t longer_than_tokens) {
   std::string rows;
   for (const PaperClaim& claim : claims_to_test) {
     const auto a = report.runs.find(claim.a), b = report.runs.find(claim.b);
     if (a == report.runs.end() || b == report.runs.end() || !has_test(a->second) || !has_test(b->second)) continue;
-    std::vector<double> seed_differences;
-    std::string per_seed;
+    std::vector<GridRun> shared_a, shared_b;  // the runs of the seeds both rows have, in the same order
     for (const GridRun& run_b : b->second) {
       for (const GridRun& run_a : a->second) {
         if (run_a.seed != run_b.seed) continue;
-        auto accuracy_of = [&](const GridRun& run) {
-          return token_accuracy(
-              longer_than(read_sentence_scores(run.splits.at("test").sentences_file), longer_than_tokens));
-        };
-        const double d = accuracy_of(run_b) - accuracy_of(run_a);
-        seed_differences.push_back(d);
-        per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
+        shared_a.push_back(run_a);
+        shared_b.push_back(run_b);
       }
     }
-    const auto pooled_a = longer_than(pooled_test_sentences(a->second), longer_than_tokens),
-               pooled_b = longer_than(pooled_test_sentences(b->second), longer_than_tokens);
+    if (shared_a.empty()) continue;
+    std::vector<double> seed_differences;
+    std::string per_seed;
+    auto accuracy_of = [&](const GridRun& run) {
+      const auto sentences = longer_than(read_sentence_scores(run.splits.at("test").sentences_file),
+                                         longer_than_tokens);
+      return length_buckets(sentences, {}).front().token_accuracy();  // one bucket: all of them
+    };
+    for (std::size_t s = 0; s < shared_a.size(); ++s) {
+      const double d = accuracy_of(shared_b[s]) - accuracy_of(shared_a[s]);
+      seed_differences.push_back(d);
+      per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
+    }
+    const auto pooled_a = longer_than(pooled_test_sentences(shared_a), longer_than_tokens),
+               pooled_b = longer_than(pooled_test_sentences(shared_b), longer_than_tokens);
     if (pooled_a.empty()) continue;
     const PairedComparison accuracy = paired_bootstrap(pooled_a, pooled_b, PairedMetric::token_accuracy);
     const PairedComparison bleu = paired_bootstrap(pooled_a, pooled_b, PairedMetric::bleu);
@@ -185,9 +187,10 @@ std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>&
         "| {} vs {} | {} | {:.2f} vs {:.2f} | {} [{}, {}], p = {:.3f} | {} [{}, {}], p = {:.3f} | {} | {} |\n", claim.b,
         claim.a, claim.paper, accuracy.b, accuracy.a, signed_value(accuracy.difference, 2),
         signed_value(accuracy.low, 2), signed_value(accuracy.high, 2), accuracy.p_value,
-        signed_value(bleu.difference, 2), signed_value(bleu.low, 2), signed_value(bleu.high, 2), bleu.p_value,
-        per_seed.empty() ? "—" : per_seed,
-        claim_verdict(claim.direction, accuracy.low, accuracy.high, accuracy.p_value, seed_differences));
+        signed_value(bleu.difference, 2), signed_value(bleu.low, 2), signed_value(bleu.high, 2), bleu.p_value, per_seed,
+        static_cast<int>(shared_a.size()) < report.seeds
+            ? fmt::format("pending ({} of {} seeds)", shared_a.size(), report.seeds)
+            : claim_verdict(claim.direction, accuracy.low, accuracy.high, accuracy.p_value, seed_differences));
   }
   return rows;
 }
@@ -235,6 +238,18 @@ std::string claim_verdict(int direction, double low, double high, double p_value
 
 std::string results_markdown(const GridReport& report) {
   std::string text = "# Results: the paper's comparison on this corpus\n\n" + report.heading + "\n\n";
+  if (report.seeds > 0) {
+    std::size_t finished = 0;
+    for (const auto& label : report.labels) {
+      const auto found = report.runs.find(label);
+      if (found != report.runs.end()) finished += found->second.size();
+    }
+    // (rows given extra seeds for being the best can take `finished` past the plan)
+    const std::size_t planned = std::max(report.labels.size() * static_cast<std::size_t>(report.seeds), finished);
+    text += fmt::format("**{} of {} runs finished** ({} rows × {} seeds){}.\n\n", finished, planned,
+                        report.labels.size(), report.seeds,
+                        finished < planned ? "; a claim's verdict waits for all the seeds of both its rows" : "");
+  }
   text += "Mean ± sample standard deviation over seeds. `a, b, c`: the fit `acc(t) = a - b·t^(-c)` of the mean "
           "validation curve (over the validations every seed reached), with a 95 % interval for the ceiling `a` "
           "(\"no ceiling yet\" while the curve is still log-linear).\n\n";

@@ -34,7 +34,10 @@ struct GridReport {
   std::vector<std::string> labels;                   // the rows, in the grid's order
   std::map<std::string, std::vector<GridRun>> runs;  // by label, seeds ascending
   std::vector<int64_t> length_bounds;                // test token accuracy by source length; empty = no table
-  int64_t training_max_length = 0;  // the longest side training saw (prepare.json); 0: unknown, no section on it
+  int64_t training_max_length = 0;  // the bound on the sides training saw (prepare.json); 0: unknown, no section
+  // The seeds every row is to have: a claim gets a verdict only once both its rows have them all ("pending"
+  // before); 0 = judge whatever the rows have.
+  int seeds = 0;
 };
 
 // A claim of the paper about two rows: b against a, on test token accuracy.

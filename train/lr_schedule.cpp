@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace agf::train {
@@ -24,11 +26,17 @@ double inverse_sqrt_lr(double peak, int64_t step, int64_t warmup) {
   return peak * std::min(s / w, std::sqrt(w / s));
 }
 
+std::string lr_schedule_problem(LrSchedule schedule, int64_t warmup, int64_t max_steps) {
+  if (schedule == LrSchedule::linear && !(warmup > 0 && max_steps > warmup)) {
+    return fmt::format("the linear schedule needs --warmup ({}) below --max-steps ({})", warmup, max_steps);
+  }
+  return "";
+}
+
 double scheduled_lr(LrSchedule schedule, double peak, int64_t step, int64_t warmup, int64_t max_steps) {
   if (schedule == LrSchedule::inverse_sqrt) return inverse_sqrt_lr(peak, step, warmup);
-  AGF_CHECK(warmup > 0 && max_steps > warmup,
-            "learning-rate schedule: linear needs 0 < warmup < max steps, got warmup {} and max steps {}", warmup,
-            max_steps);
+  const std::string problem = lr_schedule_problem(schedule, warmup, max_steps);
+  AGF_CHECK(problem.empty(), "learning-rate schedule: {}", problem);
   const int64_t s = std::clamp<int64_t>(step, 1, max_steps);
   if (s <= warmup) return peak * static_cast<double>(s) / static_cast<double>(warmup);
   return peak * static_cast<double>(max_steps - s) / static_cast<double>(max_steps - warmup);

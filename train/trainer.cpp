@@ -151,6 +151,8 @@ TrainSummary train(const TrainOptions& options) {
   AGF_CHECK(options.update_freq >= 1, "train: --update-freq must be at least 1, got {}", options.update_freq);
   AGF_CHECK(options.valid_every >= 1, "train: --valid-every must be at least 1, got {}", options.valid_every);
   AGF_CHECK(options.patience >= 0, "train: --patience must be 0 (off) or more, got {}", options.patience);
+  const std::string schedule_problem = lr_schedule_problem(options.lr_schedule, options.warmup, options.max_steps);
+  AGF_CHECK(schedule_problem.empty(), "train: {}", schedule_problem);
   AGF_CHECK(options.save_every >= 0, "train: --save-every must be 0 (off) or more, got {}", options.save_every);
   AGF_CHECK(options.save_every_minutes >= 0 && std::isfinite(options.save_every_minutes),
             "train: --save-every-minutes must be 0 (off) or more, got {}", options.save_every_minutes);

@@ -101,6 +101,17 @@ TEST_CASE("the grid reuses a finished run only when its budget matches", "[train
     CHECK(agf::data::read_file((run / "metrics.jsonl.xz").string()) == metrics);
     CHECK(summary.at("machine").contains("cpu"));
   }
+  SECTION("a budget recorded before the learning-rate schedule was: the inverse-sqrt it had") {
+    auto older = summary;
+    older.at("budget").erase("lr_schedule");
+    std::ofstream(run / "summary.json") << older.dump(2) << "\n";
+    CHECK(agf::train::run_experiment(tiny_grid(data, out)).find("| agf-m | 1 |") != std::string::npos);
+    CHECK(contents(run / "metrics.jsonl") == metrics);  // reused, not trained again
+    auto linear = tiny_grid(data, out);
+    linear.base.lr_schedule = agf::train::LrSchedule::linear;
+    CHECK_THROWS_WITH(agf::train::run_experiment(linear),
+                      Catch::Contains("lr_schedule: absent there, \"linear\" here"));
+  }
   SECTION("a summary without a budget (an older agf's): an error, not a reuse") {
     auto old_summary = summary;
     old_summary.erase("budget");
@@ -155,12 +166,12 @@ TEST_CASE("the grid runs seed by seed across the schemes, so a grid stopped part
   auto grid = tiny_grid(data, scratch.file("work"));
   grid.schemes = {"agf-b", "agf-m"};
   grid.seeds = 2;
-  grid.results_dir = scratch.file("results");
-  agf::train::run_experiment(grid);
-  auto finished = [&](const std::string& label, int seed) {
-    return fs::last_write_time(fs::path(grid.results_dir) / label / ("seed" + std::to_string(seed)) / "summary.json");
+  std::vector<std::string> order;  // each run's work folder (LABEL/seedN), in the order the runs trained
+  grid.base.checkpoint_written = [&](const std::string& path) {
+    const fs::path run = fs::path(path).parent_path().parent_path();
+    const std::string name = run.parent_path().filename().string() + "/" + run.filename().string();
+    if (order.empty() || order.back() != name) order.push_back(name);
   };
-  CHECK(finished("agf-b", 1) < finished("agf-m", 1));
-  CHECK(finished("agf-m", 1) < finished("agf-b", 2));
-  CHECK(finished("agf-b", 2) < finished("agf-m", 2));
+  agf::train::run_experiment(grid);
+  CHECK(order == std::vector<std::string>{"agf-b/seed1", "agf-m/seed1", "agf-b/seed2", "agf-m/seed2"});
 }

@@ -156,3 +156,23 @@ TEST_CASE("the grid's plots: each row's mean validation curve, and test accuracy
   const std::string first = by_length.substr(points + 8, by_length.find('"', points + 8) - points - 8);
   CHECK(std::count(first.begin(), first.end(), ',') == 3);  // three buckets: 0–20, 21–40, > 40
 }
+
+TEST_CASE("a claim waits for all the seeds of both its rows, and pools only the seeds both have",
+          "[train][experiment]") {
+  agf::test::ScratchDir scratch;
+  agf::train::GridReport report;
+  report.labels = {"agf-b", "agf-b+pcmv"};
+  report.seeds = 3;
+  // Seed 1 of both rows: 5 against 8 of 10 right. agf-b's seed 2 (agf-b+pcmv has none yet) gets 10 of 10:
+  // pooled in, it would lift agf-b to 75 %.
+  report.runs["agf-b"].push_back(grid_run("agf-b", 1, 50, sentence_file(scratch, "b1", 200, [](int) { return 5; })));
+  report.runs["agf-b"].push_back(grid_run("agf-b", 2, 100, sentence_file(scratch, "b2", 200, [](int) { return 10; })));
+  report.runs["agf-b+pcmv"].push_back(
+      grid_run("agf-b+pcmv", 1, 80, sentence_file(scratch, "p1", 200, [](int) { return 8; })));
+  const std::string text = agf::train::results_markdown(report);
+  CHECK_THAT(text, Catch::Contains("**3 of 6 runs finished** (2 rows × 3 seeds)"));
+  CHECK_THAT(text, Catch::Contains("| agf-b+pcmv vs agf-b | PCM-V improves AGF (70.73 vs 70.45) | 80.00 vs 50.00 |"));
+  CHECK_THAT(text, Catch::Contains("| +30.00 | pending (1 of 3 seeds) |"));
+  report.seeds = 1;  // a grid of one seed: judged
+  CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| +30.00 | holds |"));
+}

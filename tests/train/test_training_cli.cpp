@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -76,6 +77,12 @@ TEST_CASE("the linear learning-rate schedule falls from the peak after the warmu
                            " --lr-schedule cosine --max-steps 6");
   CHECK(bad.status == 2);
   CHECK_THAT(bad.output, Catch::Contains("--lr-schedule"));
+  // A warmup as long as the run leaves the line nowhere to fall: refused before any data is read.
+  const auto no_room = run_agf("train --data " + data + " --out " + scratch.file("no-room") + flags +
+                               " --lr-schedule linear --max-steps 2");
+  CHECK(no_room.status == 2);
+  CHECK_THAT(no_room.output, Catch::Contains("the linear schedule needs --warmup (2) below --max-steps (2)"));
+  CHECK_FALSE(std::filesystem::exists(scratch.file("no-room")));
 }
 
 TEST_CASE("a resumed run computes exactly the losses of an uninterrupted one", "[train][cli][resume]") {

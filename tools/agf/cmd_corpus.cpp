@@ -108,8 +108,8 @@ void add_prepare(CLI::App& corpus) {
       ->check(agf::cli::positive_number());
   command
       ->add_option("--test-max-length", args->options.test_max_length,
-                   "the test split's bound instead (default: --max-length): longer test pairs than training sees "
-                   "test length extrapolation")
+                   "the test split's own bound (default: --max-length); a larger one keeps test pairs longer than "
+                   "training sees, to test length extrapolation")
       ->check(agf::cli::positive_number());
   command->add_flag("--skip-invalid", args->options.skip_invalid, "drop pairs with invalid UTF-8 (default: error)");
   command->callback([args] { prepare(*args); });

@@ -55,7 +55,7 @@ const agf::cli::Registration registration{
           ->add_option("--lr-schedule", flags->lr_schedule,
                        "After the warmup: inverse-sqrt (SPEC), or linear down to 0 at --max-steps")
           ->capture_default_str()
-          ->check(CLI::IsMember({"inverse-sqrt", "linear"}));
+          ->check(CLI::IsMember(agf::train::kLrScheduleNames));
       paper
           ->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")
           ->capture_default_str()
@@ -94,6 +94,9 @@ const agf::cli::Registration registration{
         flags->options.base.device = agf::train::parse_device(flags->device);
         flags->options.base.precision = agf::train::parse_precision(flags->precision);
         flags->options.base.lr_schedule = agf::train::parse_lr_schedule(flags->lr_schedule);
+        const std::string schedule_problem = agf::train::lr_schedule_problem(
+            flags->options.base.lr_schedule, flags->options.base.warmup, flags->options.base.max_steps);
+        if (!schedule_problem.empty()) throw CLI::ValidationError("--lr-schedule", schedule_problem);
         flags->options.base.model = flags->model.config(1);
         flags->options.base.quiet = false;
         fmt::print("{}", agf::train::run_experiment(flags->options));

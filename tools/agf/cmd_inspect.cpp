@@ -49,6 +49,15 @@ std::vector<double> coefficient_table(const agf::nn::PositionalEncoding& encodin
   return values;
 }
 
+// "G | r | k" of a power-law fit; where r sits at an end of its range the degenerate parameters show as "—"
+// (train/decay_fit.h): at the low end G, at the high end G and k (the curve is an exponential there).
+std::string power_law_columns(const agf::train::DecayFit& fit) {
+  if (fit.law == agf::train::DecayLaw::reaches_zero) return "— | — | —";
+  if (!fit.r_at_bound) return fmt::format("{:.4g} | {:.4g} | {:.4g}", fit.power_G, fit.power_r, fit.power_k);
+  if (fit.power_r < 1) return fmt::format("— | ≤ {:g} | {:.4g}", agf::train::kPowerLawMinR, fit.power_k);
+  return fmt::format("— | ≥ {:g} | —", agf::train::kPowerLawMaxR);
+}
+
 void run_inspect(const InspectFlags& flags) {
   const auto loaded = agf::train::load_model(flags.checkpoint);
   const auto& config = loaded.checkpoint.config;
@@ -62,9 +71,11 @@ void run_inspect(const InspectFlags& flags) {
             "inspect: --fit-max-distance {} must be from 3 to --max-distance {}", fitted, flags.max_distance);
   std::vector<double> fit_distances;
   for (int64_t d = 1; d <= fitted; ++d) fit_distances.push_back(static_cast<double>(d));
-  fmt::print("Fits of |C(D)| for D = 1..{} (lc2 and lc3 past the longest distance training saw keep their initial 1; "
-             "--fit-max-distance sets it):\n",
-             fitted);
+  fmt::print("Fits of |C(D)| for D = 1..{}{}:\n", fitted,
+             scheme == "agf-m" || scheme == "agf-f"
+                 ? " (past the longest distance training saw, lc2 and lc3 keep their initial 1: "
+                   "--fit-max-distance sets it)"
+                 : "");
   fmt::print("| module | δ | head | power law G | r | k | R² | exponential G | λ | R² | decay |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|\n");
   int power_laws = 0, curves = 0;
@@ -93,9 +104,9 @@ void run_inspect(const InspectFlags& flags) {
         std::vector<double> coefficients;
         for (int64_t d = 1; d <= fitted; ++d) coefficients.push_back(table[(direction * heads + h) * distances + d]);
         const agf::train::DecayFit fit = agf::train::fit_decay(fit_distances, coefficients);
-        fmt::print("| {} | {} | {} | {:.4g} | {:.4g} | {:.4g} | {:.4f} | {:.4g} | {:.4g} | {:.4f} | {} |\n", module,
-                   direction, h, fit.power_G, fit.power_r, fit.power_k, fit.power_r2, fit.exponential_G,
-                   fit.exponential_lambda, fit.exponential_r2, agf::train::decay_law_name(fit.law));
+        fmt::print("| {} | {} | {} | {} | {:.4f} | {:.4g} | {:.4g} | {:.4f} | {} |\n", module, direction, h,
+                   power_law_columns(fit), fit.power_r2, fit.exponential_G, fit.exponential_lambda, fit.exponential_r2,
+                   agf::train::decay_law_name(fit.law));
         power_laws += fit.law == agf::train::DecayLaw::power_law;
         ++curves;
       }

@@ -50,7 +50,7 @@ const agf::cli::Registration registration{
           .add_option("--lr-schedule", flags->lr_schedule,
                       "After the warmup: inverse-sqrt (SPEC), or linear down to 0 at --max-steps")
           ->capture_default_str()
-          ->check(CLI::IsMember({"inverse-sqrt", "linear"}));
+          ->check(CLI::IsMember(agf::train::kLrScheduleNames));
       command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")
           ->capture_default_str()
           ->check(agf::cli::non_negative_number());
@@ -117,6 +117,9 @@ const agf::cli::Registration registration{
             one_gpu_each ? fmt::format("cuda:{}", processes.local_rank() % agf::cuda_device_count()) : flags->device);
         flags->options.precision = agf::train::parse_precision(flags->precision);
         flags->options.lr_schedule = agf::train::parse_lr_schedule(flags->lr_schedule);
+        const std::string schedule_problem = agf::train::lr_schedule_problem(
+            flags->options.lr_schedule, flags->options.warmup, flags->options.max_steps);
+        if (!schedule_problem.empty()) throw CLI::ValidationError("--lr-schedule", schedule_problem);
         flags->options.model = flags->model.config(1);  // the vocabulary size comes from the data
         const auto summary = agf::train::train(flags->options);
         if (!processes.is_root()) return;  // rank 0 reports for the world
