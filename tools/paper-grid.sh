@@ -18,13 +18,14 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/tools/build.sh" >/dev/null
 agf="${AGF_BUILD_DIR:-$root/build}/agf"
-work="${AGF_WORK:-$root/runs/converged}"
-results="${AGF_RESULTS:-$root/docs/results/converged}"
+cd "$root"  # relative paths: results.md names the data folder as the repository sees it
+work="${AGF_WORK:-runs/converged}"
+results="${AGF_RESULTS:-docs/results/converged}"
 seeds="${AGF_SEEDS:-3}"
 default_precision=fp32
 grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && default_precision=bf16
 precision="${AGF_PRECISION:-$default_precision}"
-corpus="$root/data/corpora/libreoffice-help-en-de"
+corpus="data/corpora/libreoffice-help-en-de"
 
 if [ ! -f "$work/data/test.bin" ]; then
   echo "== data: joint BPE (8,000 tokens); train and valid pairs of at most 40 tokens, test up to 100 ($work/data)"

@@ -100,7 +100,7 @@ std::string render_panels(const std::string& title, const std::vector<Panel>& pa
     auto sx = [&](double v) { return plot_x + x_axis.position(v) * kPlotWidth; };
     auto sy = [&](double v) { return plot_y + kPlotHeight - y_axis.position(v) * kPlotHeight; };
     svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\">{}</text>\n",
-                       plot_x + kPlotWidth / 2, oy + 18, escape(panels[p].title));
+                       ox + panel_width / 2, oy + 18, escape(panels[p].title));  // over the plot and its legend
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", plot_x,
                        plot_y, kPlotWidth, kPlotHeight);
     for (double tick : x_axis.ticks) {
