@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "core/enum_flags.h"
 #include "core/error.h"
 
 namespace agf::train {
@@ -13,10 +15,13 @@ std::string_view lr_schedule_name(LrSchedule schedule) {
   return schedule == LrSchedule::linear ? "linear" : "inverse-sqrt";
 }
 
+std::vector<std::string> lr_schedule_names() { return enum_flags(kLrSchedules, lr_schedule_name); }
+
 LrSchedule parse_lr_schedule(const std::string& name) {
-  if (name == "inverse-sqrt") return LrSchedule::inverse_sqrt;
-  if (name == "linear") return LrSchedule::linear;
-  fail("unknown learning-rate schedule '{}' (expected inverse-sqrt or linear)", name);
+  const std::optional<LrSchedule> schedule = parse_enum_flag(kLrSchedules, lr_schedule_name, name);
+  AGF_CHECK(schedule.has_value(), "unknown learning-rate schedule '{}' (expected {})", name,
+            fmt::join(lr_schedule_names(), " or "));
+  return *schedule;
 }
 
 double inverse_sqrt_lr(double peak, int64_t step, int64_t warmup) {

@@ -8,19 +8,22 @@
 // The linear schedule reaches 0 at max_steps (so the last update changes nothing), and a run settles by its
 // budget: inverse-sqrt keeps a lr of peak·sqrt(warmup/step), under which a small model's validation loss still
 // creeps down thousands of updates later (docs/results-converged.md). It needs max_steps > warmup.
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace agf::train {
 
 enum class LrSchedule { inverse_sqrt, linear };
 
-inline constexpr std::array<const char*, 2> kLrScheduleNames{"inverse-sqrt", "linear"};  // the --lr-schedule values
+inline constexpr LrSchedule kLrSchedules[] = {LrSchedule::inverse_sqrt, LrSchedule::linear};
 
-std::string_view lr_schedule_name(LrSchedule schedule);  // "inverse-sqrt", "linear"
-LrSchedule parse_lr_schedule(const std::string& name);   // an error naming the two otherwise
+// "inverse-sqrt" or "linear": the schedule's value of `--lr-schedule`; both; and back (an error naming the two
+// for any other name).
+std::string_view lr_schedule_name(LrSchedule schedule);
+std::vector<std::string> lr_schedule_names();
+LrSchedule parse_lr_schedule(const std::string& name);
 
 // Whether `schedule` can run `max_steps` updates after `warmup`: "" if so, else why not (for the flags' errors,
 // before any data is read).

@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/enum_flags.h"
 #include "core/error.h"
 #include "core/forced_choice.h"
 
@@ -136,17 +137,10 @@ std::string gemm_library_flag(GemmLibrary library) {
   return "?";
 }
 
-std::vector<std::string> gemm_library_flags() {
-  std::vector<std::string> flags;
-  for (const GemmLibrary library : kGemmLibraries) flags.push_back(gemm_library_flag(library));
-  return flags;
-}
+std::vector<std::string> gemm_library_flags() { return enum_flags(kGemmLibraries, gemm_library_flag); }
 
 std::optional<GemmLibrary> parse_gemm_library(const std::string& flag) {
-  for (const GemmLibrary library : kGemmLibraries) {
-    if (gemm_library_flag(library) == flag) return library;
-  }
-  return std::nullopt;
+  return parse_enum_flag(kGemmLibraries, gemm_library_flag, flag);
 }
 
 std::string gemm_library_name(GemmLibrary library) {

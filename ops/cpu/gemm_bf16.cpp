@@ -24,6 +24,7 @@
 #include <memory>
 #include <new>
 
+#include "core/enum_flags.h"
 #include "core/error.h"
 #include "core/forced_choice.h"
 #include "ops/cpu/bf16_round.h"
@@ -309,17 +310,10 @@ std::string bf16_kernel_flag(Bf16Kernel kernel) {
   return "?";
 }
 
-std::vector<std::string> bf16_kernel_flags() {
-  std::vector<std::string> flags;
-  for (const Bf16Kernel kernel : kBf16Kernels) flags.push_back(bf16_kernel_flag(kernel));
-  return flags;
-}
+std::vector<std::string> bf16_kernel_flags() { return enum_flags(kBf16Kernels, bf16_kernel_flag); }
 
 std::optional<Bf16Kernel> parse_bf16_kernel(const std::string& flag) {
-  for (const Bf16Kernel kernel : kBf16Kernels) {
-    if (bf16_kernel_flag(kernel) == flag) return kernel;
-  }
-  return std::nullopt;
+  return parse_enum_flag(kBf16Kernels, bf16_kernel_flag, flag);
 }
 
 std::string bf16_kernel_name(Bf16Kernel kernel) {

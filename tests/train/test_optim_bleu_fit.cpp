@@ -61,6 +61,7 @@ TEST_CASE("inverse square-root schedule and gradient clipping", "[train][adam]")
   CHECK(agf::train::parse_lr_schedule("linear") == LrSchedule::linear);
   CHECK(agf::train::lr_schedule_name(LrSchedule::inverse_sqrt) == "inverse-sqrt");
   CHECK_THROWS_WITH(agf::train::parse_lr_schedule("cosine"), Catch::Contains("expected inverse-sqrt or linear"));
+  CHECK(agf::train::lr_schedule_names() == std::vector<std::string>{"inverse-sqrt", "linear"});
   const Variable a(Tensor::zeros({2}, DType::f64), true);
   a.set_grad(Tensor::from_vector(std::vector<double>{3, 4}, {2}, DType::f64));
   CHECK(agf::train::clip_grad_norm({a}, 1.0) == Approx(5.0));

@@ -4,6 +4,7 @@
 
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
+#include "tools/agf/lr_schedule_flag.h"
 #include "tools/agf/model_flags.h"
 #include "train/decode.h"
 #include "train/device_flag.h"
@@ -15,7 +16,8 @@ struct ExperimentFlags {
   agf::cli::ModelFlags model;
   agf::train::ExperimentOptions options;
   int threads = 0;
-  std::string device = "cpu", precision = "fp32", lr_schedule = "inverse-sqrt";
+  std::string device = "cpu", precision = "fp32";
+  agf::cli::LrScheduleFlag lr_schedule;
 };
 
 const agf::cli::Registration registration{
@@ -51,11 +53,7 @@ const agf::cli::Registration registration{
       paper->add_option("--warmup", o.warmup, "Warmup steps")
           ->capture_default_str()
           ->check(agf::cli::positive_number());
-      paper
-          ->add_option("--lr-schedule", flags->lr_schedule,
-                       "After the warmup: inverse-sqrt (SPEC), or linear down to 0 at --max-steps")
-          ->capture_default_str()
-          ->check(CLI::IsMember(agf::train::kLrScheduleNames));
+      flags->lr_schedule.add_to(*paper);
       paper
           ->add_option("--valid-every", o.valid_every, "Validation interval (at least 3 points are needed for the fit)")
           ->capture_default_str()
@@ -93,10 +91,8 @@ const agf::cli::Registration registration{
         if (flags->threads > 0) omp_set_num_threads(flags->threads);
         flags->options.base.device = agf::train::parse_device(flags->device);
         flags->options.base.precision = agf::train::parse_precision(flags->precision);
-        flags->options.base.lr_schedule = agf::train::parse_lr_schedule(flags->lr_schedule);
-        const std::string schedule_problem = agf::train::lr_schedule_problem(
-            flags->options.base.lr_schedule, flags->options.base.warmup, flags->options.base.max_steps);
-        if (!schedule_problem.empty()) throw CLI::ValidationError("--lr-schedule", schedule_problem);
+        flags->options.base.lr_schedule = flags->lr_schedule.resolve(flags->options.base.warmup,
+                                                                     flags->options.base.max_steps);
         flags->options.base.model = flags->model.config(1);
         flags->options.base.quiet = false;
         fmt::print("{}", agf::train::run_experiment(flags->options));

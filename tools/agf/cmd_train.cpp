@@ -5,6 +5,7 @@
 #include "core/device.h"
 #include "tools/agf/command.h"
 #include "tools/agf/flag_checks.h"
+#include "tools/agf/lr_schedule_flag.h"
 #include "tools/agf/model_flags.h"
 #include "train/device_flag.h"
 #include "train/distributed.h"
@@ -16,7 +17,8 @@ struct TrainFlags {
   agf::cli::ModelFlags model;
   agf::train::TrainOptions options;
   int threads = 0;
-  std::string device = "cpu", precision = "fp32", lr_schedule = "inverse-sqrt";
+  std::string device = "cpu", precision = "fp32";
+  agf::cli::LrScheduleFlag lr_schedule;
 };
 
 const agf::cli::Registration registration{
@@ -46,11 +48,7 @@ const agf::cli::Registration registration{
       command.add_option("--warmup", o.warmup, "Warmup steps of the learning-rate schedule")
           ->capture_default_str()
           ->check(agf::cli::positive_number());
-      command
-          .add_option("--lr-schedule", flags->lr_schedule,
-                      "After the warmup: inverse-sqrt (SPEC), or linear down to 0 at --max-steps")
-          ->capture_default_str()
-          ->check(CLI::IsMember(agf::train::kLrScheduleNames));
+      flags->lr_schedule.add_to(command);
       command.add_option("--clip-norm", o.clip_norm, "Clip the global gradient norm (0: off)")
           ->capture_default_str()
           ->check(agf::cli::non_negative_number());
@@ -116,10 +114,7 @@ const agf::cli::Registration registration{
         flags->options.device = agf::train::parse_device(
             one_gpu_each ? fmt::format("cuda:{}", processes.local_rank() % agf::cuda_device_count()) : flags->device);
         flags->options.precision = agf::train::parse_precision(flags->precision);
-        flags->options.lr_schedule = agf::train::parse_lr_schedule(flags->lr_schedule);
-        const std::string schedule_problem = agf::train::lr_schedule_problem(
-            flags->options.lr_schedule, flags->options.warmup, flags->options.max_steps);
-        if (!schedule_problem.empty()) throw CLI::ValidationError("--lr-schedule", schedule_problem);
+        flags->options.lr_schedule = flags->lr_schedule.resolve(flags->options.warmup, flags->options.max_steps);
         flags->options.model = flags->model.config(1);  // the vocabulary size comes from the data
         const auto summary = agf::train::train(flags->options);
         if (!processes.is_root()) return;  // rank 0 reports for the world
