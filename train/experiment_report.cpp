@@ -332,7 +332,7 @@ std::string results_markdown(const GridReport& report) {
 namespace {
 
 Series row_series(const std::string& label, std::size_t row) {
-  return {label, {}, {}, palette_color(row % 8), row >= 8};  // 8 colours, then the same dashed
+  return {label, {}, {}, palette_color(row), row >= 8};  // 8 colours, then the same dashed
 }
 
 }  // namespace
