@@ -303,15 +303,6 @@ GridRun run_one(const ExperimentOptions& options, const std::string& label, uint
   return read_run(record);
 }
 
-double mean_test_or_valid_accuracy(const std::vector<GridRun>& runs) {
-  double sum = 0;
-  for (const GridRun& run : runs) {
-    const auto test = run.splits.find("test");
-    sum += test != run.splits.end() ? test->second.token_accuracy : run.splits.at("valid").token_accuracy;
-  }
-  return runs.empty() ? 0 : sum / static_cast<double>(runs.size());
-}
-
 }  // namespace
 
 std::vector<std::string> paper_grid() {
@@ -334,6 +325,21 @@ void apply_scheme_label(const std::string& label, nn::TransformerConfig& config)
   checked.validate();
 }
 
+std::vector<std::string> best_schemes(const GridReport& report, int count) {
+  auto mean_valid_accuracy = [&](const std::string& label) {
+    const auto found = report.runs.find(label);
+    if (found == report.runs.end() || found->second.empty()) return -1.0;
+    double sum = 0;
+    for (const GridRun& run : found->second) sum += run.splits.at("valid").token_accuracy;
+    return sum / static_cast<double>(found->second.size());
+  };
+  std::vector<std::string> ranked = report.labels;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const auto& a, const auto& b) { return mean_valid_accuracy(a) > mean_valid_accuracy(b); });
+  ranked.resize(std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(std::max(count, 0))));
+  return ranked;
+}
+
 std::string run_experiment(const ExperimentOptions& options) {
   const std::string schedule_problem = lr_schedule_problem(options.base.lr_schedule, options.base.warmup,
                                                            options.base.max_steps);
@@ -348,6 +354,7 @@ std::string run_experiment(const ExperimentOptions& options) {
   report.labels = schemes;
   report.length_bounds = options.length_bounds;
   report.training_max_length = training_max_length(base.data_dir);
+  report.warmup = base.warmup;
   report.seeds = options.seeds;
   report.heading = fmt::format(
       "Preset `{}`, at most {} updates of at most {} padded tokens (update-freq {}), peak lr {}, warmup {}, {} "
@@ -380,14 +387,10 @@ std::string run_experiment(const ExperimentOptions& options) {
       write_report();
     }
   }
-  // Extra seeds for the best schemes (by test token accuracy, or validation without a test split).
-  std::vector<std::string> ranked = schemes;
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
-    return mean_test_or_valid_accuracy(report.runs[a]) > mean_test_or_valid_accuracy(report.runs[b]);
-  });
-  for (int i = 0; i < std::min<int>(options.best_count, static_cast<int>(ranked.size())); ++i) {
+  // Then the extra seeds of the best schemes, if asked for.
+  for (const std::string& label : best_schemes(report, options.best_count)) {
     for (int s = options.seeds; s < options.best_seeds; ++s) {
-      report.runs[ranked[i]].push_back(run_one(options, ranked[i], base.seed + s));
+      report.runs[label].push_back(run_one(options, label, base.seed + s));
       write_report();
     }
   }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "train/experiment_report.h"
 #include "train/trainer.h"
 
 namespace agf::train {
@@ -26,8 +27,10 @@ struct ExperimentOptions {
   TrainOptions base;                 // data, budget and optimisation shared by every run (out_dir = work folder)
   std::vector<std::string> schemes;  // labels such as "agf-m+pcmv+abs-pe"; empty = the paper's grid
   int seeds = 1;                     // seeds of every scheme
-  int best_seeds = 2;                // seeds of the `best_count` best schemes (by mean accuracy)
-  int best_count = 3;
+  // Extra seeds (up to `best_seeds` in all) for the `best_count` best schemes by mean validation accuracy, after
+  // every scheme has `seeds`. Off by default: rows that get more seeds for having won are a biased sample.
+  int best_seeds = 2;
+  int best_count = 0;
   std::string results_dir;             // the runs' records and results.md; "" = the work folder
   int beam = 4;                        // beam width of the translations each split's BLEU scores
   std::vector<int64_t> length_bounds;  // results.md: test token accuracy by source length, these upper bounds
@@ -36,6 +39,11 @@ struct ExperimentOptions {
 // The paper's grid: vanilla, agf-b, agf-b+pcmv, agf-m+pcmv, agf-f+pcmv, alibi, alibi-mult+pcmv, rope, t5,
 // kerple-log, agf-m+pcmv+abs-pe.
 std::vector<std::string> paper_grid();
+
+// The `count` rows of `report` with the highest mean validation token accuracy, best first (ties keep the
+// grid's order): the schemes that get --best-seeds. Never the test split's accuracy: choosing on it would leak
+// the test set into what is then tested on it.
+std::vector<std::string> best_schemes(const GridReport& report, int count);
 
 // Applies a label ("agf-m+pcmv+abs-pe", "vanilla" = sinusoidal) to a model config.
 void apply_scheme_label(const std::string& label, nn::TransformerConfig& config);

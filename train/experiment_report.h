@@ -1,14 +1,18 @@
 #pragma once
 // results.md of a grid of runs (train/experiment.h): per scheme, mean ± sample standard deviation over seeds
 // on the validation and test splits; the learning-curve fit acc(t) = a - b·t^(-c) of the mean validation
-// curve, with a ≤ 100 and an interval for a (train/curve_fit.h); for each of the paper's pairwise claims a
-// paired bootstrap over the test sentences (train/paired_bootstrap.h) with the seeds pooled, each seed's own
-// difference, and a verdict; optionally test token accuracy by source length, and the claims about test
-// sentences longer than training saw (power law against exponential decay); and two SVG plots.
+// curve after the warmup, with a ≤ 100 and an interval for a (train/curve_fit.h); for each of the paper's
+// pairwise claims two tests of the difference b - a in test token accuracy, one per source of luck: a paired
+// bootstrap over the test sentences with the seeds pooled (train/paired_bootstrap.h) and a paired t-test over
+// the seeds' own differences (train/paired_t_test.h), and a verdict; optionally test token accuracy by
+// source length, and the claims about test sentences longer than training saw (power law against exponential
+// decay); and two SVG plots.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "train/paired_bootstrap.h"
 
 namespace agf::train {
 
@@ -35,6 +39,7 @@ struct GridReport {
   std::map<std::string, std::vector<GridRun>> runs;  // by label, seeds ascending
   std::vector<int64_t> length_bounds;                // test token accuracy by source length; empty = no table
   int64_t training_max_length = 0;  // the bound on the sides training saw (prepare.json); 0: unknown, no section
+  int64_t warmup = 0;               // the budget's warmup updates: the learning-curve fit starts after them
   // The seeds every row is to have: a claim gets a verdict only once both its rows have them all ("pending"
   // before); 0 = judge whatever the rows have.
   int seeds = 0;
@@ -55,11 +60,20 @@ std::vector<PaperClaim> paper_claims();
 // exponential ones.
 std::vector<PaperClaim> extrapolation_claims();
 
-// The verdict on a claim from the pooled paired bootstrap's interval and p-value and from each seed's own
-// difference (b - a, same seed): a difference counts only when the interval excludes 0 at p < 0.05 and every
-// seed agrees on its sign. Then "holds" or "reversed" against `direction`; otherwise "not distinguishable"
-// (for a claim of level rows: "holds (not distinguishable)" or "does not hold").
-std::string claim_verdict(int direction, double low, double high, double p_value,
+// How far apart two rows may be and still be level: the paper's whole table (70.45 to 70.92) spans 0.47 points
+// of token accuracy, so a claim that two of its rows are level means at least this close.
+inline constexpr double level_margin = 0.5;
+
+// The verdict on a claim from the pooled paired bootstrap over test sentences and from the seeds' own
+// differences (b - a, same seed). A difference counts only when both tests find it at p < 0.05 (the
+// bootstrap's 95 % interval excluding 0, and the paired t-test over seeds): then "holds" or "reversed"
+// against `direction`; otherwise "not distinguishable", or "not distinguishable over seeds" when only the
+// bootstrap finds it. A claim that two rows are level (direction 0) is an equivalence test: "holds (level
+// within ±level_margin)" when both tests' 90 % intervals lie inside ±level_margin (two one-sided tests at 5 %
+// each), "does not hold (b ahead|behind)" when both tests' 95 % intervals lie wholly beyond the margin on one
+// side, "inconclusive" otherwise. With fewer than two seeds there is no test over seeds, and the verdict says
+// so.
+std::string claim_verdict(int direction, const PairedComparison& sentences,
                           const std::vector<double>& seed_differences);
 
 // results.md; it links the two plots below, written beside it.

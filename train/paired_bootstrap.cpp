@@ -82,6 +82,8 @@ PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std
   std::sort(differences.begin(), differences.end());
   result.low = percentile(differences, 0.025);
   result.high = percentile(differences, 0.975);
+  result.low_90 = percentile(differences, 0.05);
+  result.high_90 = percentile(differences, 0.95);
   result.p_value = static_cast<double>(1 + as_far) / static_cast<double>(1 + resamples);
   return result;
 }

@@ -7,7 +7,9 @@
 // each model's corpus metric over the drawn sentences: token accuracy = Σ correct / Σ target tokens, or BLEU
 // of the summed n-gram statistics (train/bleu.h). With δ = metric(b) - metric(a) on the whole set and δ*_r on
 // resample r:
-//   interval  the 2.5th and 97.5th percentiles of δ*  (the percentile interval of the difference)
+//   interval  the 2.5th and 97.5th percentiles of δ*  (the percentile interval of the difference), and the 5th
+//             and 95th: the 90 % interval whose lying inside ±margin is the equivalence test (two one-sided
+//             tests at 5 % each, TOST) of "the two are level"
 //   p_value   (1 + #{r : |δ*_r - δ| >= |δ|}) / (1 + R): two-sided, against "no difference", the resampled
 //             differences shifted to centre on 0 (as in Berg-Kirkpatrick et al. 2012's test of δ* > 2δ)
 // Deterministic for a given seed.
@@ -22,10 +24,11 @@ namespace agf::train {
 enum class PairedMetric { token_accuracy, bleu };
 
 struct PairedComparison {
-  double a = 0, b = 0;       // each model's metric on the whole set
-  double difference = 0;     // b - a
-  double low = 0, high = 0;  // 95 % interval of the difference
-  double p_value = 1;        // two-sided
+  double a = 0, b = 0;             // each model's metric on the whole set
+  double difference = 0;           // b - a
+  double low = 0, high = 0;        // 95 % interval of the difference
+  double low_90 = 0, high_90 = 0;  // 90 % interval of the difference (equivalence tests)
+  double p_value = 1;              // two-sided
   int resamples = 0;
   // "b better", "a better" (the interval excludes 0 on that side, p < 0.05) or "not distinguishable".
   std::string verdict() const;

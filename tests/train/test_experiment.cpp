@@ -11,11 +11,14 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "data/text_file.h"
 #include "tests/data/scratch_dir.h"
 #include "tests/train/tiny_fixture.h"
 #include "train/experiment.h"
+#include "train/experiment_report.h"
 #include "train/sentence_scores.h"
 
 namespace fs = std::filesystem;
@@ -174,4 +177,23 @@ TEST_CASE("the grid runs seed by seed across the schemes, so a grid stopped part
   };
   agf::train::run_experiment(grid);
   CHECK(order == std::vector<std::string>{"agf-b/seed1", "agf-m/seed1", "agf-b/seed2", "agf-m/seed2"});
+}
+
+TEST_CASE("extra seeds for the best schemes are off by default, and go by validation accuracy when asked",
+          "[train][experiment]") {
+  CHECK(agf::train::ExperimentOptions{}.best_count == 0);
+  agf::train::GridReport report;
+  report.labels = {"vanilla", "agf-b", "alibi"};
+  // agf-b leads on validation, vanilla on test: the test split must not choose.
+  for (const auto& [label, valid, test] :
+       {std::tuple{"vanilla", 50.0, 70.0}, {"agf-b", 60.0, 40.0}, {"alibi", 55.0, 55.0}}) {
+    agf::train::GridRun run;
+    run.splits["valid"].token_accuracy = valid;
+    run.splits["test"].token_accuracy = test;
+    report.runs[label] = {run, run};
+  }
+  CHECK(agf::train::best_schemes(report, 2) == std::vector<std::string>{"agf-b", "alibi"});
+  CHECK(agf::train::best_schemes(report, 5).size() == 3);
+  report.runs["alibi"].front().splits["valid"].token_accuracy = 65.0;  // mean 60: level with agf-b, later
+  CHECK(agf::train::best_schemes(report, 1) == std::vector<std::string>{"agf-b"});
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -52,14 +53,35 @@ agf::train::GridRun grid_run(const std::string& label, uint64_t seed, double acc
 
 }  // namespace
 
-TEST_CASE("a claim's verdict needs the interval, the p-value and every seed on one side", "[train][experiment]") {
-  CHECK(claim_verdict(+1, 0.5, 1.5, 0.001, {1.0, 0.8, 1.2}) == "holds");
-  CHECK(claim_verdict(+1, -1.5, -0.5, 0.001, {-1.0, -0.8, -1.2}) == "reversed");
-  CHECK(claim_verdict(+1, -0.5, 1.5, 0.30, {1.0, -0.8, 1.2}) == "not distinguishable");
-  CHECK(claim_verdict(+1, 0.5, 1.5, 0.001, {1.0, -0.8, 1.2}) == "not distinguishable (the seeds disagree)");
-  CHECK(claim_verdict(+1, 0.5, 1.5, 0.06, {1.0, 0.8, 1.2}) == "not distinguishable");
-  CHECK(claim_verdict(0, -0.5, 0.5, 0.8, {0.1, -0.1, 0.0}) == "holds (not distinguishable)");
-  CHECK(claim_verdict(0, 0.5, 1.5, 0.001, {1.0, 0.8, 1.2}) == "does not hold");
+// A bootstrap's result with the given p, 95 % and 90 % intervals.
+agf::train::PairedComparison sentences(double p_value, double low, double high, double low_90, double high_90) {
+  agf::train::PairedComparison comparison;
+  comparison.p_value = p_value;
+  comparison.low = low, comparison.high = high, comparison.low_90 = low_90, comparison.high_90 = high_90;
+  return comparison;
+}
+
+TEST_CASE("a claim's verdict needs the difference over test sentences and over seeds", "[train][experiment]") {
+  const auto ahead = sentences(0.001, 0.5, 1.5, 0.6, 1.4), behind = sentences(0.001, -1.5, -0.5, -1.4, -0.6);
+  CHECK(claim_verdict(+1, ahead, {1.0, 0.8, 1.2}) == "holds");
+  CHECK(claim_verdict(+1, behind, {-1.0, -0.8, -1.2}) == "reversed");
+  CHECK(claim_verdict(+1, sentences(0.30, -0.5, 1.5, -0.3, 1.2), {1.0, 0.8, 1.2}) == "not distinguishable");
+  CHECK(claim_verdict(+1, sentences(0.06, 0.01, 1.5, 0.1, 1.4), {1.0, 0.8, 1.2}) == "not distinguishable");
+  // The sentences see it, the seeds do not: one seed the other way, or all one way but too spread (t = 1.88).
+  CHECK(claim_verdict(+1, ahead, {1.0, -0.8, 1.2}) == "not distinguishable over seeds");
+  CHECK(claim_verdict(+1, ahead, {2.0, 0.1, 1.0}) == "not distinguishable over seeds");
+  CHECK_THAT(claim_verdict(+1, ahead, {1.0}), Catch::StartsWith("untested (one seed"));
+  // Level rows: equivalence within ±0.5 by both tests' 90 % intervals, even when both see a small difference.
+  CHECK(claim_verdict(0, sentences(0.6, -0.3, 0.4, -0.2, 0.3), {0.1, -0.1, 0.0}) == "holds (level within ±0.5)");
+  CHECK(claim_verdict(0, sentences(0.001, 0.1, 0.3, 0.12, 0.28), {0.2, 0.18, 0.22}) == "holds (level within ±0.5)");
+  CHECK(claim_verdict(0, sentences(0.6, -0.3, 0.4, -0.2, 0.6), {0.1, -0.1, 0.0}) == "inconclusive");
+  CHECK(claim_verdict(0, sentences(0.6, -0.3, 0.4, -0.2, 0.3), {0.4, -0.4, 0.3}) == "inconclusive");  // seeds spread
+  // Apart only when both tests' 95 % intervals lie beyond the margin: a difference they both see that may still
+  // be within ±0.5 is inconclusive.
+  CHECK(claim_verdict(0, sentences(0.001, 0.8, 1.5, 0.9, 1.4), {1.0, 0.8, 1.2}) == "does not hold (b ahead)");
+  CHECK(claim_verdict(0, sentences(0.001, -1.5, -0.8, -1.4, -0.9), {-1.0, -0.8, -1.2}) == "does not hold (b behind)");
+  CHECK(claim_verdict(0, ahead, {1.0, 0.8, 1.2}) == "inconclusive");  // the bootstrap's interval reaches 0.5
+  CHECK(claim_verdict(0, sentences(0.001, 0.05, 0.55, 0.1, 0.5), {0.3, 0.25, 0.35}) == "inconclusive");
 }
 
 TEST_CASE("results.md tests the paper's claims on pooled test sentences and buckets accuracy by length",
@@ -83,12 +105,13 @@ TEST_CASE("results.md tests the paper's claims on pooled test sentences and buck
   const std::string text = agf::train::results_markdown(report);
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv | 2 | 100 ± 0 | 80.00 ± 0.00 |"));
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv vs agf-b | PCM-V improves AGF (70.73 vs 70.45) | 80.00 vs 50.00 | "
-                                   "+30.00 [+30.00, +30.00], p = 0.001 |"));
-  CHECK_THAT(text, Catch::Contains("| +30.00, +30.00 | holds |"));
+                                   "+30.00 [+30.00, +30.00], p < 0.001 |"));
+  CHECK_THAT(text, Catch::Contains("| +30.00, +30.00 | +30.00 [+30.00, +30.00], p < 0.001 | holds |"));
   CHECK_THAT(text, Catch::Contains("| agf-b vs vanilla | AGF without PCM-V is level with Vanilla"));
-  CHECK_THAT(text, Catch::Contains("| +0.00, +0.00 | holds (not distinguishable) |"));
+  CHECK_THAT(text, Catch::Contains("| +0.00, +0.00 | +0.00 [+0.00, +0.00], p = 1.000 | holds (level within ±0.5) |"));
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv vs vanilla |"));
-  CHECK(text.find("| agf-m+pcmv vs") == std::string::npos);  // a claim whose rows the grid lacks is left out
+  CHECK(text.find("| agf-m+pcmv vs") ==
+        std::string::npos);  // without planned seeds, a claim whose rows the grid lacks is left out
   // Sources of 10 + i % 60 tokens: 31 of each 60 are <= 40, and the last 20 are: 3·31 + 20 = 113.
   CHECK_THAT(text, Catch::Contains("| 0–40 | > 40 |"));
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv | 80.00 ± 0.00 | 80.00 ± 0.00 |"));
@@ -113,8 +136,8 @@ TEST_CASE("results.md compares power-law and exponential rows on the test senten
   const std::string text = agf::train::results_markdown(report);
   CHECK_THAT(text, Catch::Contains("Training and validation pairs have at most 40 BPE tokens a side"));
   CHECK_THAT(text, Catch::Contains("| agf-b vs alibi | AGF's power law against ALiBi's linear bias"));
-  CHECK_THAT(text, Catch::Contains("| 90.00 vs 50.00 | +40.00 [+40.00, +40.00], p = 0.001 |"));
-  CHECK_THAT(text, Catch::Contains("| +40.00, +40.00 | holds |"));
+  CHECK_THAT(text, Catch::Contains("| 90.00 vs 50.00 | +40.00 [+40.00, +40.00], p < 0.001 |"));
+  CHECK_THAT(text, Catch::Contains("| +40.00, +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | holds |"));
   CHECK(text.find("| kerple-log vs alibi") == std::string::npos);  // no kerple-log row
   // At a bound of 60 tokens the same difference holds on the fewer sentences beyond it.
   report.training_max_length = 60;
@@ -161,7 +184,7 @@ TEST_CASE("a claim waits for all the seeds of both its rows, and pools only the 
           "[train][experiment]") {
   agf::test::ScratchDir scratch;
   agf::train::GridReport report;
-  report.labels = {"agf-b", "agf-b+pcmv"};
+  report.labels = {"agf-b", "agf-b+pcmv", "vanilla"};  // vanilla has no run yet
   report.seeds = 3;
   // Seed 1 of both rows: 5 against 8 of 10 right. agf-b's seed 2 (agf-b+pcmv has none yet) gets 10 of 10:
   // pooled in, it would lift agf-b to 75 %.
@@ -170,9 +193,42 @@ TEST_CASE("a claim waits for all the seeds of both its rows, and pools only the 
   report.runs["agf-b+pcmv"].push_back(
       grid_run("agf-b+pcmv", 1, 80, sentence_file(scratch, "p1", 200, [](int) { return 8; })));
   const std::string text = agf::train::results_markdown(report);
-  CHECK_THAT(text, Catch::Contains("**3 of 6 runs finished** (2 rows × 3 seeds)"));
+  CHECK_THAT(text, Catch::Contains("**3 of 9 runs finished** (3 rows × 3 seeds)"));
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv vs agf-b | PCM-V improves AGF (70.73 vs 70.45) | 80.00 vs 50.00 |"));
-  CHECK_THAT(text, Catch::Contains("| +30.00 | pending (1 of 3 seeds) |"));
-  report.seeds = 1;  // a grid of one seed: judged
-  CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| +30.00 | holds |"));
+  CHECK_THAT(text, Catch::Contains("| +30.00 | — | pending (1 of 3 seeds) |"));
+  // A claim about a row of the grid with no run yet is listed, pending; one about a row the grid lacks is not.
+  CHECK_THAT(text, Catch::Contains("| agf-b+pcmv vs vanilla | AGF + PCM-V is ahead of Vanilla (70.73 vs 70.59) | — | "
+                                   "— | — | — | — | pending (0 of 3 seeds) |"));
+  CHECK(text.find("| agf-m+pcmv vs agf-b+pcmv") == std::string::npos);
+  report.seeds = 1;  // a grid of one seed: a difference over sentences, untested over seeds
+  CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| +30.00 | — | untested (one seed"));
+}
+
+TEST_CASE("the learning-curve fit starts after the warmup, and says when a curve does not bound its ceiling",
+          "[train][experiment]") {
+  agf::train::GridReport report;
+  report.labels = {"vanilla"};
+  auto run = grid_run("vanilla", 1, 60, "");  // no test records: no claims
+  for (int t = 100; t <= 3000; t += 100) {
+    run.curve_steps.push_back(t);
+    // The warmup's rise, 2 points a validation, then exactly 70 - 400·t^(-0.7).
+    run.curve_accuracy.push_back(t <= 400 ? t / 50.0 : 70 - 400 * std::pow(t, -0.7));
+  }
+  report.runs["vanilla"] = {run};
+  report.warmup = 400;
+  const std::string text = agf::train::results_markdown(report);
+  CHECK_THAT(text, Catch::Contains("| 70.00 [70.00, 70.00] | 400 | 0.700 |"));
+  CHECK_THAT(text, Catch::Contains("from the first validation after the warmup (400 updates)"));
+  report.warmup = 0;  // the warmup's rise bends the fit away from the curve after it
+  CHECK(agf::train::results_markdown(report).find("| 70.00 [") == std::string::npos);
+  // Still log-linear: 10·ln t gives no ceiling under 100.
+  for (std::size_t i = 0; i < run.curve_steps.size(); ++i) run.curve_accuracy[i] = 10 * std::log(run.curve_steps[i]);
+  report.runs["vanilla"] = {run};
+  report.warmup = 400;
+  CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| not identified (a free fit puts a above 100) |"));
+  // Flat after the warmup but for a drop at its first validation: the exponent runs to the top of its range.
+  for (std::size_t i = 0; i < run.curve_steps.size(); ++i) run.curve_accuracy[i] = run.curve_steps[i] == 500 ? 50 : 60;
+  report.runs["vanilla"] = {run};
+  CHECK_THAT(agf::train::results_markdown(report),
+             Catch::Contains("| not identified (c = 4.00, at the end of its range)"));
 }

@@ -70,10 +70,13 @@ const agf::cli::Registration registration{
       paper->add_option("--seeds", flags->options.seeds, "Seeds of every scheme")
           ->capture_default_str()
           ->check(agf::cli::positive_number());
-      paper->add_option("--best-seeds", flags->options.best_seeds, "Seeds of the best schemes")
+      paper->add_option("--best-seeds", flags->options.best_seeds, "Seeds in all of the --best-count best schemes")
           ->capture_default_str()
           ->check(agf::cli::positive_number());
-      paper->add_option("--best-count", flags->options.best_count, "How many best schemes get --best-seeds")
+      paper
+          ->add_option("--best-count", flags->options.best_count,
+                       "How many of the best schemes by validation accuracy get --best-seeds (0: none; winners "
+                       "given more seeds are a biased sample)")
           ->capture_default_str()
           ->check(agf::cli::non_negative_number());
       paper->add_option("--schemes", flags->options.schemes,
