@@ -110,8 +110,8 @@ TEST_CASE("results.md tests the paper's claims on pooled test sentences and buck
   CHECK_THAT(text, Catch::Contains("| agf-b vs vanilla | AGF without PCM-V is level with Vanilla"));
   CHECK_THAT(text, Catch::Contains("| +0.00, +0.00 | +0.00 [+0.00, +0.00], p = 1.000 | holds (level within ±0.5) |"));
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv vs vanilla |"));
-  CHECK(text.find("| agf-m+pcmv vs") ==
-        std::string::npos);  // without planned seeds, a claim whose rows the grid lacks is left out
+  // Without planned seeds, a claim whose rows the grid lacks is left out.
+  CHECK(text.find("| agf-m+pcmv vs") == std::string::npos);
   // Sources of 10 + i % 60 tokens: 31 of each 60 are <= 40, and the last 20 are: 3·31 + 20 = 113.
   CHECK_THAT(text, Catch::Contains("| 0–40 | > 40 |"));
   CHECK_THAT(text, Catch::Contains("| agf-b+pcmv | 80.00 ± 0.00 | 80.00 ± 0.00 |"));

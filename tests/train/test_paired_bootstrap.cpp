@@ -70,6 +70,7 @@ TEST_CASE("the paired bootstrap: none against itself, a clear one, and its mirro
   CHECK(mirror.difference == -better.difference);
   CHECK(mirror.low == Approx(-better.high));
   CHECK(mirror.high == Approx(-better.low));
+  CHECK(mirror.low_90 == Approx(-better.high_90));
   CHECK(mirror.verdict() == "a better");
 
   // Better on half the sentences and worse by as much on the other half: no difference at all.
@@ -80,6 +81,11 @@ TEST_CASE("the paired bootstrap: none against itself, a clear one, and its mirro
   CHECK(level.p_value == 1);
   CHECK(level.low < 0);
   CHECK(level.high > 0);
+  // The 90 % interval (equivalence tests) lies strictly inside the 95 % one, around the difference.
+  CHECK(level.low < level.low_90);
+  CHECK(level.low_90 < 0);
+  CHECK(level.high_90 > 0);
+  CHECK(level.high_90 < level.high);
   CHECK(level.verdict() == "not distinguishable");
   // The same seed, the same draws.
   const auto again = agf::train::paired_bootstrap(base, mixed, PairedMetric::token_accuracy, 500);
