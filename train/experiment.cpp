@@ -18,6 +18,7 @@
 #include "train/evaluate.h"
 #include "train/experiment_report.h"
 #include "train/mixed_precision.h"
+#include "train/sample_summary.h"
 #include "train/sentence_scores.h"
 
 namespace fs = std::filesystem;
@@ -329,9 +330,9 @@ std::vector<std::string> best_schemes(const GridReport& report, int count) {
   auto mean_valid_accuracy = [&](const std::string& label) {
     const auto found = report.runs.find(label);
     if (found == report.runs.end() || found->second.empty()) return -1.0;
-    double sum = 0;
-    for (const GridRun& run : found->second) sum += run.splits.at("valid").token_accuracy;
-    return sum / static_cast<double>(found->second.size());
+    std::vector<double> accuracy;
+    for (const GridRun& run : found->second) accuracy.push_back(run.splits.at("valid").token_accuracy);
+    return summarize(accuracy).mean;
   };
   std::vector<std::string> ranked = report.labels;
   std::stable_sort(ranked.begin(), ranked.end(),

@@ -9,6 +9,7 @@
 #include "train/curve_fit.h"
 #include "train/paired_bootstrap.h"
 #include "train/paired_t_test.h"
+#include "train/sample_summary.h"
 #include "train/sentence_scores.h"
 #include "train/svg_plot.h"
 
@@ -16,26 +17,11 @@ namespace agf::train {
 
 namespace {
 
-struct Aggregate {
-  double mean = 0, spread = 0;  // spread: sample standard deviation (0 for one seed)
-};
-
-Aggregate aggregate(const std::vector<double>& values) {
-  Aggregate result;
-  for (double v : values) result.mean += v / static_cast<double>(values.size());
-  if (values.size() > 1) {
-    double squares = 0;
-    for (double v : values) squares += (v - result.mean) * (v - result.mean);
-    result.spread = std::sqrt(squares / static_cast<double>(values.size() - 1));
-  }
-  return result;
-}
-
 std::string format_mean(const std::vector<double>& values, int decimals) {
   if (values.empty()) return "—";
-  const Aggregate a = aggregate(values);
-  if (values.size() < 2) return fmt::format("{:.{}f}", a.mean, decimals);
-  return fmt::format("{:.{}f} ± {:.{}f}", a.mean, decimals, a.spread, decimals);
+  const SampleSummary summary = summarize(values);
+  if (values.size() < 2) return fmt::format("{:.{}f}", summary.mean, decimals);
+  return fmt::format("{:.{}f} ± {:.{}f}", summary.mean, decimals, summary.standard_deviation, decimals);
 }
 
 // One metric of one split over a row's runs (the runs that evaluated that split).
@@ -322,7 +308,7 @@ std::string results_markdown(const GridReport& report) {
                         format_mean(split_values(runs, "test", accuracy), 2),
                         format_mean(split_values(runs, "test", bleu), 2),
                         format_mean(split_values(runs, "test", loss), 3), runs.front().parameters,
-                        aggregate(speed).mean, fit_columns(runs, report.warmup));
+                        summarize(speed).mean, fit_columns(runs, report.warmup));
   }
   text += "\n![validation token accuracy against updates, each row's mean over its seeds](curves.svg)\n";
 
@@ -423,7 +409,7 @@ std::string length_svg(const GridReport& report) {
     for (std::size_t b = 0; b < buckets.per_seed.size(); ++b) {
       if (buckets.per_seed[b].empty()) continue;
       series.x.push_back(buckets.mean_source_tokens[b]);
-      series.y.push_back(aggregate(buckets.per_seed[b]).mean);
+      series.y.push_back(summarize(buckets.per_seed[b]).mean);
     }
     panel.series.push_back(std::move(series));
   }

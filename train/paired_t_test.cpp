@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "train/sample_summary.h"
 
 namespace agf::train {
 
@@ -68,11 +69,9 @@ PairedTTest paired_t_test(const std::vector<double>& differences, double confide
   PairedTTest result;
   result.seeds = static_cast<int>(differences.size());
   const double n = static_cast<double>(differences.size());
-  for (double d : differences) result.mean += d;
-  result.mean /= n;
-  double squares = 0;
-  for (double d : differences) squares += (d - result.mean) * (d - result.mean);
-  const double standard_error = std::sqrt(squares / (n - 1) / n);
+  const SampleSummary summary = summarize(differences);
+  result.mean = summary.mean;
+  const double standard_error = summary.standard_deviation / std::sqrt(n);
   if (standard_error == 0) {
     result.low = result.high = result.mean;
     result.p_value = result.mean == 0 ? 1 : 0;
