@@ -152,48 +152,76 @@ std::string difference_text(double difference, double low, double high, double p
                      p_text(p_value));
 }
 
+// The runs of the seeds both rows of a claim have, in the same order (empty while either row has no test
+// records).
+struct SharedSeeds {
+  std::vector<GridRun> a, b;
+};
+
+SharedSeeds shared_seeds(const GridReport& report, const PaperClaim& claim) {
+  SharedSeeds shared;
+  const auto a = report.runs.find(claim.a), b = report.runs.find(claim.b);
+  if (a == report.runs.end() || b == report.runs.end() || !has_test(a->second) || !has_test(b->second)) return shared;
+  for (const GridRun& run_b : b->second) {
+    for (const GridRun& run_a : a->second) {
+      if (run_a.seed != run_b.seed) continue;
+      shared.a.push_back(run_a);
+      shared.b.push_back(run_b);
+    }
+  }
+  return shared;
+}
+
+// A claim about two rows of a grid with a planned number of seeds, before both rows have test records: a row
+// that says so, `first_cells` then `dashes` empty columns. A claim about a row the grid does not run is left
+// out ("").
+std::string not_started_row(const GridReport& report, const PaperClaim& claim, const std::string& first_cells,
+                            int dashes) {
+  const auto in_grid = [&](const std::string& label) {
+    return std::find(report.labels.begin(), report.labels.end(), label) != report.labels.end();
+  };
+  if (report.seeds <= 0 || !in_grid(claim.a) || !in_grid(claim.b)) return "";
+  std::string row = "| " + first_cells + " |";
+  for (int i = 0; i < dashes; ++i) row += " — |";
+  return row + fmt::format(" pending (0 of {} seeds) |\n", report.seeds);
+}
+
+// "pending (2 of 3 seeds)" while the claim's rows lack some of report.seeds, else the verdict.
+std::string verdict_text(const GridReport& report, const SharedSeeds& shared, int direction,
+                         const PairedComparison& sentences, const std::vector<double>& seed_differences) {
+  if (static_cast<int>(shared.a.size()) < report.seeds)
+    return fmt::format("pending ({} of {} seeds)", shared.a.size(), report.seeds);
+  return claim_verdict(direction, sentences, seed_differences);
+}
+
+// One run's test token accuracy over the sentences `keep` selects.
+template <typename Keep>
+double test_accuracy(const GridRun& run, Keep keep) {
+  auto sentences = read_sentence_scores(run.splits.at("test").sentences_file);
+  std::erase_if(sentences, [&](const SentenceScore& s) { return !keep(s); });
+  return length_buckets(sentences, {}).front().token_accuracy();  // one bucket: all of them
+}
+
 // One row per claim: over the seeds both rows have, the paired bootstrap over the test sentences whose source
 // is longer than `longer_than_tokens` (-1: all) with those seeds pooled, each seed's own difference and their
-// paired t-test, and the verdict ("pending" while either row lacks some of report.seeds). A claim about two
-// rows of the grid that have no shared seed with test records yet is listed as pending in a grid with a
-// planned number of seeds; a claim about a row the grid does not run is left out.
+// paired t-test, and the verdict ("pending" while either row lacks some of report.seeds).
 std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>& claims_to_test,
                         int64_t longer_than_tokens) {
   std::string rows;
   for (const PaperClaim& claim : claims_to_test) {
-    const auto a = report.runs.find(claim.a), b = report.runs.find(claim.b);
-    std::vector<GridRun> shared_a, shared_b;  // the runs of the seeds both rows have, in the same order
-    if (a != report.runs.end() && b != report.runs.end() && has_test(a->second) && has_test(b->second)) {
-      for (const GridRun& run_b : b->second) {
-        for (const GridRun& run_a : a->second) {
-          if (run_a.seed != run_b.seed) continue;
-          shared_a.push_back(run_a);
-          shared_b.push_back(run_b);
-        }
-      }
-    }
-    if (shared_a.empty()) {
-      const auto in_grid = [&](const std::string& label) {
-        return std::find(report.labels.begin(), report.labels.end(), label) != report.labels.end();
-      };
-      if (report.seeds > 0 && in_grid(claim.a) && in_grid(claim.b)) {
-        rows += fmt::format("| {} vs {} | {} | — | — | — | — | — | pending (0 of {} seeds) |\n", claim.b, claim.a,
-                            claim.paper, report.seeds);
-      }
+    const SharedSeeds shared = shared_seeds(report, claim);
+    if (shared.a.empty()) {
+      rows += not_started_row(report, claim, fmt::format("{} vs {} | {}", claim.b, claim.a, claim.paper), 5);
       continue;
     }
-    const auto pooled_a = longer_than(pooled_test_sentences(shared_a), longer_than_tokens),
-               pooled_b = longer_than(pooled_test_sentences(shared_b), longer_than_tokens);
+    const auto pooled_a = longer_than(pooled_test_sentences(shared.a), longer_than_tokens),
+               pooled_b = longer_than(pooled_test_sentences(shared.b), longer_than_tokens);
     if (pooled_a.empty()) continue;  // no test sentence that long
+    const auto is_long = [&](const SentenceScore& s) { return s.source_tokens > longer_than_tokens; };
     std::vector<double> seed_differences;
     std::string per_seed;
-    auto accuracy_of = [&](const GridRun& run) {
-      const auto sentences = longer_than(read_sentence_scores(run.splits.at("test").sentences_file),
-                                         longer_than_tokens);
-      return length_buckets(sentences, {}).front().token_accuracy();  // one bucket: all of them
-    };
-    for (std::size_t s = 0; s < shared_a.size(); ++s) {
-      const double d = accuracy_of(shared_b[s]) - accuracy_of(shared_a[s]);
+    for (std::size_t s = 0; s < shared.a.size(); ++s) {
+      const double d = test_accuracy(shared.b[s], is_long) - test_accuracy(shared.a[s], is_long);
       seed_differences.push_back(d);
       per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
     }
@@ -208,9 +236,56 @@ std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>&
                         claim.paper, accuracy.b, accuracy.a,
                         difference_text(accuracy.difference, accuracy.low, accuracy.high, accuracy.p_value),
                         difference_text(bleu.difference, bleu.low, bleu.high, bleu.p_value), per_seed, over_seeds,
-                        static_cast<int>(shared_a.size()) < report.seeds
-                            ? fmt::format("pending ({} of {} seeds)", shared_a.size(), report.seeds)
-                            : claim_verdict(claim.direction, accuracy, seed_differences));
+                        verdict_text(report, shared, claim.direction, accuracy, seed_differences));
+  }
+  return rows;
+}
+
+// One row per claim: does b's lead in test token accuracy grow from the sentences whose source has at most
+// `training_length` tokens to the longer ones? The change (b − a on the long) − (b − a on the short), by the
+// stratified paired bootstrap (train/paired_bootstrap.h) with the seeds pooled, and each seed's own change with
+// their paired t-test; verdict "grows" / "shrinks" where both find it at p < 0.05.
+std::string growth_rows(const GridReport& report, const std::vector<PaperClaim>& claims_to_test,
+                        int64_t training_length) {
+  std::string rows;
+  for (const PaperClaim& claim : claims_to_test) {
+    const SharedSeeds shared = shared_seeds(report, claim);
+    if (shared.a.empty()) {
+      rows += not_started_row(report, claim, fmt::format("{} vs {}", claim.b, claim.a), 5);
+      continue;
+    }
+    const auto pooled_a = pooled_test_sentences(shared.a), pooled_b = pooled_test_sentences(shared.b);
+    const auto far_a = longer_than(pooled_a, training_length), far_b = longer_than(pooled_b, training_length);
+    if (far_a.empty() || far_a.size() == pooled_a.size()) continue;  // nothing to compare
+    auto near_a = pooled_a, near_b = pooled_b;
+    const auto is_long = [&](const SentenceScore& s) { return s.source_tokens > training_length; };
+    std::erase_if(near_a, is_long);
+    std::erase_if(near_b, is_long);
+    std::vector<double> seed_changes;
+    std::string per_seed;
+    for (std::size_t s = 0; s < shared.a.size(); ++s) {
+      const auto is_short = [&](const SentenceScore& sentence) { return !is_long(sentence); };
+      const double change = (test_accuracy(shared.b[s], is_long) - test_accuracy(shared.a[s], is_long)) -
+                            (test_accuracy(shared.b[s], is_short) - test_accuracy(shared.a[s], is_short));
+      seed_changes.push_back(change);
+      per_seed += (per_seed.empty() ? "" : ", ") + signed_value(change, 2);
+    }
+    const PairedComparison near = paired_bootstrap(near_a, near_b, PairedMetric::token_accuracy);
+    const PairedComparison far = paired_bootstrap(far_a, far_b, PairedMetric::token_accuracy);
+    const PairedComparison change =
+        paired_bootstrap_change(near_a, near_b, far_a, far_b, PairedMetric::token_accuracy);
+    std::string over_seeds = "—";
+    if (seed_changes.size() >= 2) {
+      const PairedTTest seeds = paired_t_test(seed_changes);
+      over_seeds = difference_text(seeds.mean, seeds.low, seeds.high, seeds.p_value);
+    }
+    std::string verdict = verdict_text(report, shared, +1, change, seed_changes);
+    if (verdict == "holds") verdict = "grows";
+    if (verdict == "reversed") verdict = "shrinks";
+    rows += fmt::format("| {} vs {} | {} | {} | {} | {} | {} | {} |\n", claim.b, claim.a,
+                        signed_value(near.difference, 2), signed_value(far.difference, 2),
+                        difference_text(change.difference, change.low, change.high, change.p_value), per_seed,
+                        over_seeds, verdict);
   }
   return rows;
 }
@@ -368,6 +443,23 @@ std::string results_markdown(const GridReport& report) {
         "each seed's accuracy b − a | over seeds: mean [95 %], p | verdict |\n|---|---|---|---|---|---|---|---|\n",
         report.training_max_length);
     text += beyond;
+  }
+  const std::string growth = report.training_max_length > 0
+                                 ? growth_rows(report, extrapolation_claims(), report.training_max_length)
+                                 : "";
+  if (!growth.empty()) {
+    text += fmt::format(
+        "\n### Does the lead grow beyond the training length?\n\n"
+        "A row ahead on the long sentences may only be as far ahead as it is everywhere. Here the change of the "
+        "accuracy difference: (b − a on sources longer than {0} tokens) − (b − a on sources of at most {0}). Over "
+        "test sentences: a stratified paired bootstrap (1,000 resamples, each redrawing the short and the long "
+        "sentences at their own counts, the same draw for both rows) with the seeds pooled; over seeds: a paired "
+        "t-test of each seed's own change. The lead grows (or shrinks) only when both find the change at "
+        "p < 0.05.\n\n"
+        "| b vs a | b − a, ≤ {0} | b − a, > {0} | change [95 %], p | each seed's change | "
+        "over seeds: mean [95 %], p | verdict |\n|---|---|---|---|---|---|---|\n",
+        report.training_max_length);
+    text += growth;
   }
   return text;
 }

@@ -5,8 +5,9 @@
 // pairwise claims two tests of the difference b - a in test token accuracy, one per source of luck: a paired
 // bootstrap over the test sentences with the seeds pooled (train/paired_bootstrap.h) and a paired t-test over
 // the seeds' own differences (train/paired_t_test.h), and a verdict; optionally test token accuracy by
-// source length, and the claims about test sentences longer than training saw (power law against exponential
-// decay); and two SVG plots.
+// source length, the claims about test sentences longer than training saw (power law against exponential
+// decay) and whether each of those leads grows from the short sentences to the long (the change of the
+// difference, by a stratified paired bootstrap and over seeds); and two SVG plots.
 #include <cstdint>
 #include <map>
 #include <string>

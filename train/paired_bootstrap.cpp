@@ -36,12 +36,19 @@ std::string PairedComparison::verdict() const {
   return "not distinguishable";
 }
 
-PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std::vector<SentenceScore>& b,
-                                  PairedMetric metric, int resamples, uint64_t seed) {
+namespace {
+
+// One set of paired sentences, entering the statistic with `sign`.
+struct Stratum {
+  const std::vector<SentenceScore>& a;
+  const std::vector<SentenceScore>& b;
+  double sign;
+};
+
+void check_paired(const std::vector<SentenceScore>& a, const std::vector<SentenceScore>& b, PairedMetric metric) {
   AGF_CHECK(a.size() == b.size(), "paired bootstrap: a scores {} sentences and b {}: the two must score the same set",
             a.size(), b.size());
   AGF_CHECK(!a.empty(), "paired bootstrap: no sentences");
-  AGF_CHECK(resamples >= 1, "paired bootstrap: needs at least 1 resample, got {}", resamples);
   for (std::size_t i = 0; i < a.size(); ++i) {
     AGF_CHECK(a[i].index == b[i].index && a[i].target_tokens == b[i].target_tokens,
               "paired bootstrap: sentence {} is pair {} with {} target tokens on one side and pair {} with {} on the "
@@ -54,14 +61,24 @@ PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std
               "paired bootstrap: pair {} has another reference on each side: the two must score the same split",
               a[i].index);
   }
-  Sums whole_a, whole_b;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    whole_a.add(a[i]);
-    whole_b.add(b[i]);
-  }
+}
+
+// Each model's Σ_s sign_s · metric(stratum s) over the whole strata, and the bootstrap of their difference: each
+// resample redraws every stratum at its own size (in order, stratum by stratum), the same indices for both.
+PairedComparison stratified_bootstrap(const std::vector<Stratum>& strata, PairedMetric metric, int resamples,
+                                      uint64_t seed) {
+  AGF_CHECK(resamples >= 1, "paired bootstrap: needs at least 1 resample, got {}", resamples);
   PairedComparison result;
-  result.a = whole_a.metric(metric);
-  result.b = whole_b.metric(metric);
+  for (const Stratum& stratum : strata) {
+    check_paired(stratum.a, stratum.b, metric);
+    Sums whole_a, whole_b;
+    for (std::size_t i = 0; i < stratum.a.size(); ++i) {
+      whole_a.add(stratum.a[i]);
+      whole_b.add(stratum.b[i]);
+    }
+    result.a += stratum.sign * whole_a.metric(metric);
+    result.b += stratum.sign * whole_b.metric(metric);
+  }
   result.difference = result.b - result.a;
   result.resamples = resamples;
   std::mt19937_64 random(seed);  // the standard fixes its sequence; the modulo keeps the draws portable
@@ -69,13 +86,16 @@ PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std
   differences.reserve(static_cast<std::size_t>(resamples));
   int64_t as_far = 0;
   for (int r = 0; r < resamples; ++r) {
-    Sums sample_a, sample_b;
-    for (std::size_t draw = 0; draw < a.size(); ++draw) {
-      const std::size_t i = static_cast<std::size_t>(random() % a.size());
-      sample_a.add(a[i]);
-      sample_b.add(b[i]);
+    double difference = 0;
+    for (const Stratum& stratum : strata) {
+      Sums sample_a, sample_b;
+      for (std::size_t draw = 0; draw < stratum.a.size(); ++draw) {
+        const std::size_t i = static_cast<std::size_t>(random() % stratum.a.size());
+        sample_a.add(stratum.a[i]);
+        sample_b.add(stratum.b[i]);
+      }
+      difference += stratum.sign * (sample_b.metric(metric) - sample_a.metric(metric));
     }
-    const double difference = sample_b.metric(metric) - sample_a.metric(metric);
     differences.push_back(difference);
     as_far += std::abs(difference - result.difference) >= std::abs(result.difference);
   }
@@ -86,6 +106,21 @@ PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std
   result.high_90 = percentile(differences, 0.95);
   result.p_value = static_cast<double>(1 + as_far) / static_cast<double>(1 + resamples);
   return result;
+}
+
+}  // namespace
+
+PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std::vector<SentenceScore>& b,
+                                  PairedMetric metric, int resamples, uint64_t seed) {
+  return stratified_bootstrap({{a, b, +1.0}}, metric, resamples, seed);
+}
+
+PairedComparison paired_bootstrap_change(const std::vector<SentenceScore>& near_a,
+                                         const std::vector<SentenceScore>& near_b,
+                                         const std::vector<SentenceScore>& far_a,
+                                         const std::vector<SentenceScore>& far_b, PairedMetric metric, int resamples,
+                                         uint64_t seed) {
+  return stratified_bootstrap({{near_a, near_b, -1.0}, {far_a, far_b, +1.0}}, metric, resamples, seed);
 }
 
 }  // namespace agf::train

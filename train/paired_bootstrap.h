@@ -13,6 +13,12 @@
 //   p_value   (1 + #{r : |δ*_r - δ| >= |δ|}) / (1 + R): two-sided, against "no difference", the resampled
 //             differences shifted to centre on 0 (as in Berg-Kirkpatrick et al. 2012's test of δ* > 2δ)
 // Deterministic for a given seed.
+//
+// paired_bootstrap_change asks whether b's lead over a changes from one set of sentences to another (the short
+// sentences to the long): δ = (metric(far b) - metric(far a)) - (metric(near b) - metric(near a)). Each resample
+// redraws the near and the far sentences separately, each set at its own size (a stratified bootstrap, so a
+// resample never holds a different share of long sentences), the same draws for both models; interval and p as
+// above.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,7 +30,7 @@ namespace agf::train {
 enum class PairedMetric { token_accuracy, bleu };
 
 struct PairedComparison {
-  double a = 0, b = 0;             // each model's metric on the whole set
+  double a = 0, b = 0;             // each model's metric on the whole set (the change: metric(far) - metric(near))
   double difference = 0;           // b - a
   double low = 0, high = 0;        // 95 % interval of the difference
   double low_90 = 0, high_90 = 0;  // 90 % interval of the difference (equivalence tests)
@@ -38,5 +44,12 @@ struct PairedComparison {
 // needs every sentence translated in both.
 PairedComparison paired_bootstrap(const std::vector<SentenceScore>& a, const std::vector<SentenceScore>& b,
                                   PairedMetric metric, int resamples = 1000, uint64_t seed = 1);
+
+// near_a and near_b, far_a and far_b: each pair the same sentences in the same order, as above.
+PairedComparison paired_bootstrap_change(const std::vector<SentenceScore>& near_a,
+                                         const std::vector<SentenceScore>& near_b,
+                                         const std::vector<SentenceScore>& far_a,
+                                         const std::vector<SentenceScore>& far_b, PairedMetric metric,
+                                         int resamples = 1000, uint64_t seed = 1);
 
 }  // namespace agf::train

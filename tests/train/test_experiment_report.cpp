@@ -139,12 +139,28 @@ TEST_CASE("results.md compares power-law and exponential rows on the test senten
   CHECK_THAT(text, Catch::Contains("| 90.00 vs 50.00 | +40.00 [+40.00, +40.00], p < 0.001 |"));
   CHECK_THAT(text, Catch::Contains("| +40.00, +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | holds |"));
   CHECK(text.find("| kerple-log vs alibi") == std::string::npos);  // no kerple-log row
+  // Level on the short sentences, 40 points ahead on the long: the lead grows by 40 on both tests.
+  CHECK_THAT(text, Catch::Contains("Does the lead grow beyond the training length?"));
+  CHECK_THAT(text, Catch::Contains("| agf-b vs alibi | +0.00 | +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | "
+                                   "+40.00, +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | grows |"));
+  // A row 20 points ahead on every sentence is ahead beyond the training length too, but its lead does not
+  // grow there.
+  agf::train::GridReport everywhere = report;
+  for (auto& run : everywhere.runs["agf-b"]) {
+    run.splits["test"].sentences_file =
+        sentence_file(scratch, "everywhere" + std::to_string(run.seed), 200, [](int) { return 7; });
+  }
+  const std::string level_growth = agf::train::results_markdown(everywhere);
+  CHECK_THAT(level_growth, Catch::Contains("| 70.00 vs 50.00 | +20.00 [+20.00, +20.00], p < 0.001 |"));
+  CHECK_THAT(level_growth, Catch::Contains("| agf-b vs alibi | +20.00 | +20.00 | +0.00 [+0.00, +0.00], p = 1.000 | "
+                                           "+0.00, +0.00 | +0.00 [+0.00, +0.00], p = 1.000 | not distinguishable |"));
   // At a bound of 60 tokens the same difference holds on the fewer sentences beyond it.
   report.training_max_length = 60;
   CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| 90.00 vs 50.00 |"));
   // No test sentence beyond the bound: no rows, no section.
   report.training_max_length = 100;
   CHECK(agf::train::results_markdown(report).find("Beyond the training length") == std::string::npos);
+  CHECK(agf::train::results_markdown(report).find("Does the lead grow") == std::string::npos);
 }
 
 TEST_CASE("the grid's plots: each row's mean validation curve, and test accuracy by source length",

@@ -93,6 +93,38 @@ TEST_CASE("the paired bootstrap: none against itself, a clear one, and its mirro
   CHECK(again.high == level.high);
 }
 
+TEST_CASE("the change of a paired difference from near sentences to far ones", "[train][bootstrap]") {
+  const auto base = scores(100, [](int) { return 4; });
+  const auto ahead = scores(100, [](int) { return 6; });            // +20 points on every sentence
+  const auto mixed = scores(100, [](int i) { return i % 2 == 0 ? 6 : 2; });  // ±20, level on the whole
+  // The same lead near and far: no change, and no resample finds one.
+  const auto same = agf::train::paired_bootstrap_change(base, ahead, base, ahead, PairedMetric::token_accuracy, 500);
+  CHECK(same.a == 0);  // a's accuracy far minus near
+  CHECK(same.difference == 0);
+  CHECK(same.low == 0);
+  CHECK(same.high == 0);
+  CHECK(same.p_value == 1);
+  // Level near (on average), 20 points ahead far: the lead grows by 20, and resampling the near sentences
+  // alone spreads the interval around it.
+  const auto grows = agf::train::paired_bootstrap_change(base, mixed, base, ahead, PairedMetric::token_accuracy, 500);
+  CHECK(grows.difference == Approx(20.0));
+  CHECK(grows.b == Approx(20.0));
+  CHECK(grows.low > 0);
+  CHECK(grows.low < 20);
+  CHECK(grows.high > 20);
+  CHECK(grows.p_value == Approx(1.0 / 501));
+  CHECK(grows.verdict() == "b better");
+  // Ahead near and level far: it shrinks, by the mirror image.
+  const auto shrinks =
+      agf::train::paired_bootstrap_change(base, ahead, base, mixed, PairedMetric::token_accuracy, 500);
+  CHECK(shrinks.difference == Approx(-20.0));
+  CHECK(shrinks.verdict() == "a better");
+  // Each pair of sets must be the same sentences.
+  CHECK_THROWS_WITH(agf::train::paired_bootstrap_change(base, ahead, base, scores(99, [](int) { return 6; }),
+                                                        PairedMetric::token_accuracy),
+                    Catch::Contains("a scores 100 sentences and b 99"));
+}
+
 TEST_CASE("the paired bootstrap refuses sets that are not the same sentences", "[train][bootstrap]") {
   const auto a = scores(10, [](int) { return 5; });
   auto shifted = a;
