@@ -99,12 +99,6 @@ std::vector<SentenceScore> pooled_test_sentences(const std::vector<GridRun>& run
   return pooled;
 }
 
-// The sentences whose source has more than `longer_than` BPE tokens (all of them for -1).
-std::vector<SentenceScore> longer_than(std::vector<SentenceScore> sentences, int64_t tokens) {
-  std::erase_if(sentences, [&](const SentenceScore& s) { return s.source_tokens <= tokens; });
-  return sentences;
-}
-
 bool has_test(const std::vector<GridRun>& runs) {
   return !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const GridRun& run) {
     return run.splits.contains("test") && !run.splits.at("test").sentences_file.empty();
@@ -147,9 +141,9 @@ std::string p_text(double p_value) {
 }
 
 // "+1.20 [+0.40, +2.00], p = 0.012"
-std::string difference_text(double difference, double low, double high, double p_value) {
-  return fmt::format("{} [{}, {}], {}", signed_value(difference, 2), signed_value(low, 2), signed_value(high, 2),
-                     p_text(p_value));
+std::string difference_text(double difference, double low, double high, double p_value, int decimals = 2) {
+  return fmt::format("{} [{}, {}], {}", signed_value(difference, decimals), signed_value(low, decimals),
+                     signed_value(high, decimals), p_text(p_value));
 }
 
 // The runs of the seeds both rows of a claim have, in the same order (empty while either row has no test
@@ -188,18 +182,27 @@ std::string not_started_row(const GridReport& report, const PaperClaim& claim, c
 
 // "pending (2 of 3 seeds)" while the claim's rows lack some of report.seeds, else the verdict.
 std::string verdict_text(const GridReport& report, const SharedSeeds& shared, int direction,
-                         const PairedComparison& sentences, const std::vector<double>& seed_differences) {
+                         const PairedComparison& sentences, const std::vector<double>& seed_differences,
+                         const VerdictWords& words = {}) {
   if (static_cast<int>(shared.a.size()) < report.seeds)
     return fmt::format("pending ({} of {} seeds)", shared.a.size(), report.seeds);
-  return claim_verdict(direction, sentences, seed_differences);
+  return claim_verdict(direction, sentences, seed_differences, words);
 }
 
-// One run's test token accuracy over the sentences `keep` selects.
+// A token metric (train/paired_bootstrap.h) of the sentences `keep` selects.
 template <typename Keep>
-double test_accuracy(const GridRun& run, Keep keep) {
-  auto sentences = read_sentence_scores(run.splits.at("test").sentences_file);
-  std::erase_if(sentences, [&](const SentenceScore& s) { return !keep(s); });
-  return length_buckets(sentences, {}).front().token_accuracy();  // one bucket: all of them
+double token_metric_of(const std::vector<SentenceScore>& sentences, PairedMetric metric, Keep keep) {
+  int64_t correct = 0, tokens = 0;
+  for (const SentenceScore& sentence : sentences) {
+    if (!keep(sentence)) continue;
+    correct += sentence.correct;
+    tokens += sentence.target_tokens;
+  }
+  return token_metric(metric, correct, tokens);
+}
+
+std::vector<SentenceScore> test_sentences(const GridRun& run) {
+  return read_sentence_scores(run.splits.at("test").sentences_file);
 }
 
 // One row per claim: over the seeds both rows have, the paired bootstrap over the test sentences whose source
@@ -214,14 +217,16 @@ std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>&
       rows += not_started_row(report, claim, fmt::format("{} vs {} | {}", claim.b, claim.a, claim.paper), 5);
       continue;
     }
-    const auto pooled_a = longer_than(pooled_test_sentences(shared.a), longer_than_tokens),
-               pooled_b = longer_than(pooled_test_sentences(shared.b), longer_than_tokens);
+    const auto kept = [&](const SentenceScore& s) { return s.source_tokens > longer_than_tokens; };
+    auto pooled_a = pooled_test_sentences(shared.a), pooled_b = pooled_test_sentences(shared.b);
+    std::erase_if(pooled_a, [&](const SentenceScore& s) { return !kept(s); });
+    std::erase_if(pooled_b, [&](const SentenceScore& s) { return !kept(s); });
     if (pooled_a.empty()) continue;  // no test sentence that long
-    const auto is_long = [&](const SentenceScore& s) { return s.source_tokens > longer_than_tokens; };
     std::vector<double> seed_differences;
     std::string per_seed;
     for (std::size_t s = 0; s < shared.a.size(); ++s) {
-      const double d = test_accuracy(shared.b[s], is_long) - test_accuracy(shared.a[s], is_long);
+      const double d = token_metric_of(test_sentences(shared.b[s]), PairedMetric::token_accuracy, kept) -
+                       token_metric_of(test_sentences(shared.a[s]), PairedMetric::token_accuracy, kept);
       seed_differences.push_back(d);
       per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
     }
@@ -241,12 +246,16 @@ std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>&
   return rows;
 }
 
-// One row per claim: does b's lead in test token accuracy grow from the sentences whose source has at most
-// `training_length` tokens to the longer ones? The change (b − a on the long) − (b − a on the short), by the
-// stratified paired bootstrap (train/paired_bootstrap.h) with the seeds pooled, and each seed's own change with
-// their paired t-test; verdict "grows" / "shrinks" where both find it at p < 0.05.
+// One row per claim: does b's lead grow from the test sentences whose source has at most `training_length`
+// tokens (near) to the longer ones (far), on the scale of `metric` (accuracy points or log-odds)? The change
+// (b − a far) − (b − a near), by the stratified paired bootstrap (train/paired_bootstrap.h) with the seeds
+// pooled, and each seed's own change with their paired t-test; verdict "grows" / "shrinks" where both find it
+// at p < 0.05.
 std::string growth_rows(const GridReport& report, const std::vector<PaperClaim>& claims_to_test,
-                        int64_t training_length) {
+                        int64_t training_length, PairedMetric metric) {
+  const auto is_far = [&](const SentenceScore& s) { return s.source_tokens > training_length; };
+  const auto is_near = [&](const SentenceScore& s) { return !is_far(s); };
+  const int decimals = metric == PairedMetric::token_log_odds ? 3 : 2;
   std::string rows;
   for (const PaperClaim& claim : claims_to_test) {
     const SharedSeeds shared = shared_seeds(report, claim);
@@ -255,37 +264,35 @@ std::string growth_rows(const GridReport& report, const std::vector<PaperClaim>&
       continue;
     }
     const auto pooled_a = pooled_test_sentences(shared.a), pooled_b = pooled_test_sentences(shared.b);
-    const auto far_a = longer_than(pooled_a, training_length), far_b = longer_than(pooled_b, training_length);
-    if (far_a.empty() || far_a.size() == pooled_a.size()) continue;  // nothing to compare
-    auto near_a = pooled_a, near_b = pooled_b;
-    const auto is_long = [&](const SentenceScore& s) { return s.source_tokens > training_length; };
-    std::erase_if(near_a, is_long);
-    std::erase_if(near_b, is_long);
+    std::vector<SentenceScore> near_a, near_b, far_a, far_b;
+    for (std::size_t i = 0; i < pooled_a.size(); ++i) {
+      (is_far(pooled_a[i]) ? far_a : near_a).push_back(pooled_a[i]);
+      (is_far(pooled_b[i]) ? far_b : near_b).push_back(pooled_b[i]);
+    }
+    if (near_a.empty() || far_a.empty()) continue;  // nothing to compare
     std::vector<double> seed_changes;
     std::string per_seed;
     for (std::size_t s = 0; s < shared.a.size(); ++s) {
-      const auto is_short = [&](const SentenceScore& sentence) { return !is_long(sentence); };
-      const double change = (test_accuracy(shared.b[s], is_long) - test_accuracy(shared.a[s], is_long)) -
-                            (test_accuracy(shared.b[s], is_short) - test_accuracy(shared.a[s], is_short));
+      const auto a = test_sentences(shared.a[s]), b = test_sentences(shared.b[s]);
+      const double change = (token_metric_of(b, metric, is_far) - token_metric_of(a, metric, is_far)) -
+                            (token_metric_of(b, metric, is_near) - token_metric_of(a, metric, is_near));
       seed_changes.push_back(change);
-      per_seed += (per_seed.empty() ? "" : ", ") + signed_value(change, 2);
+      per_seed += (per_seed.empty() ? "" : ", ") + signed_value(change, decimals);
     }
-    const PairedComparison near = paired_bootstrap(near_a, near_b, PairedMetric::token_accuracy);
-    const PairedComparison far = paired_bootstrap(far_a, far_b, PairedMetric::token_accuracy);
-    const PairedComparison change =
-        paired_bootstrap_change(near_a, near_b, far_a, far_b, PairedMetric::token_accuracy);
+    const auto all = [](const SentenceScore&) { return true; };
+    const double near_lead = token_metric_of(near_b, metric, all) - token_metric_of(near_a, metric, all);
+    const double far_lead = token_metric_of(far_b, metric, all) - token_metric_of(far_a, metric, all);
+    const PairedComparison change = paired_bootstrap_change(near_a, near_b, far_a, far_b, metric);
     std::string over_seeds = "—";
     if (seed_changes.size() >= 2) {
       const PairedTTest seeds = paired_t_test(seed_changes);
-      over_seeds = difference_text(seeds.mean, seeds.low, seeds.high, seeds.p_value);
+      over_seeds = difference_text(seeds.mean, seeds.low, seeds.high, seeds.p_value, decimals);
     }
-    std::string verdict = verdict_text(report, shared, +1, change, seed_changes);
-    if (verdict == "holds") verdict = "grows";
-    if (verdict == "reversed") verdict = "shrinks";
     rows += fmt::format("| {} vs {} | {} | {} | {} | {} | {} | {} |\n", claim.b, claim.a,
-                        signed_value(near.difference, 2), signed_value(far.difference, 2),
-                        difference_text(change.difference, change.low, change.high, change.p_value), per_seed,
-                        over_seeds, verdict);
+                        signed_value(near_lead, decimals), signed_value(far_lead, decimals),
+                        difference_text(change.difference, change.low, change.high, change.p_value, decimals),
+                        per_seed, over_seeds,
+                        verdict_text(report, shared, +1, change, seed_changes, {"grows", "shrinks"}));
   }
   return rows;
 }
@@ -319,7 +326,7 @@ std::vector<PaperClaim> extrapolation_claims() {
 }
 
 std::string claim_verdict(int direction, const PairedComparison& sentences,
-                          const std::vector<double>& seed_differences) {
+                          const std::vector<double>& seed_differences, const VerdictWords& words) {
   if (seed_differences.size() < 2) return "untested (one seed: nothing to compare training's randomness with)";
   // The side each test finds (+1: b ahead, -1: behind, 0: neither). Both see the same difference: the pooled
   // accuracy over seeds (each seed scores the same target tokens) is the mean of the seeds' accuracies.
@@ -339,7 +346,7 @@ std::string claim_verdict(int direction, const PairedComparison& sentences,
     return "inconclusive";
   }
   if (side == 0) return sentence_side != 0 ? "not distinguishable over seeds" : "not distinguishable";
-  return side == direction ? "holds" : "reversed";
+  return side == direction ? words.claimed_side : words.other_side;
 }
 
 std::string results_markdown(const GridReport& report) {
@@ -444,22 +451,29 @@ std::string results_markdown(const GridReport& report) {
         report.training_max_length);
     text += beyond;
   }
-  const std::string growth = report.training_max_length > 0
-                                 ? growth_rows(report, extrapolation_claims(), report.training_max_length)
-                                 : "";
-  if (!growth.empty()) {
-    text += fmt::format(
-        "\n### Does the lead grow beyond the training length?\n\n"
-        "A row ahead on the long sentences may only be as far ahead as it is everywhere. Here the change of the "
-        "accuracy difference: (b − a on sources longer than {0} tokens) − (b − a on sources of at most {0}). Over "
-        "test sentences: a stratified paired bootstrap (1,000 resamples, each redrawing the short and the long "
-        "sentences at their own counts, the same draw for both rows) with the seeds pooled; over seeds: a paired "
-        "t-test of each seed's own change. The lead grows (or shrinks) only when both find the change at "
-        "p < 0.05.\n\n"
-        "| b vs a | b − a, ≤ {0} | b − a, > {0} | change [95 %], p | each seed's change | "
-        "over seeds: mean [95 %], p | verdict |\n|---|---|---|---|---|---|---|\n",
-        report.training_max_length);
-    text += growth;
+  if (report.training_max_length > 0) {
+    const std::string points = growth_rows(report, extrapolation_claims(), report.training_max_length,
+                                           PairedMetric::token_accuracy);
+    const std::string log_odds = growth_rows(report, extrapolation_claims(), report.training_max_length,
+                                             PairedMetric::token_log_odds);
+    if (!points.empty()) {
+      const std::string header = fmt::format(
+          "| b vs a | b − a, ≤ {0} | b − a, > {0} | change [95 %], p | each seed's change | "
+          "over seeds: mean [95 %], p | verdict |\n|---|---|---|---|---|---|---|\n",
+          report.training_max_length);
+      text += fmt::format(
+          "\n### Does the lead grow beyond the training length?\n\n"
+          "A row ahead on the long sentences may only be as far ahead as it is everywhere. Here the change of the "
+          "difference: (b − a on sources longer than {0} tokens) − (b − a on sources of at most {0}). Over test "
+          "sentences: a stratified paired bootstrap (1,000 resamples, each redrawing the short and the long "
+          "sentences at their own counts, the same draw for both rows) with the seeds pooled; over seeds: a paired "
+          "t-test of each seed's own change. The lead grows (or shrinks) only when both find the change at "
+          "p < 0.05. Accuracy is lower on the long sentences, so whether a lead grows depends on the scale it is "
+          "measured on: in accuracy points a lead that stays a fixed fraction of the accuracy shrinks, in "
+          "log-odds, log(right / wrong), a lead counts the same at any accuracy. Both are tested.\n\n"
+          "In accuracy points:\n\n{1}{2}\nIn log-odds of a target token being right:\n\n{1}{3}",
+          report.training_max_length, header, points, log_odds);
+    }
   }
   return text;
 }

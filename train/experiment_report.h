@@ -7,7 +7,8 @@
 // the seeds' own differences (train/paired_t_test.h), and a verdict; optionally test token accuracy by
 // source length, the claims about test sentences longer than training saw (power law against exponential
 // decay) and whether each of those leads grows from the short sentences to the long (the change of the
-// difference, by a stratified paired bootstrap and over seeds); and two SVG plots.
+// difference, by a stratified paired bootstrap and over seeds, in accuracy points and in log-odds); and two
+// SVG plots.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -67,15 +68,20 @@ inline constexpr double level_margin = 0.5;
 
 // The verdict on a claim from the pooled paired bootstrap over test sentences and from the seeds' own
 // differences (b - a, same seed). A difference counts only when both tests find it at p < 0.05 (the
-// bootstrap's 95 % interval excluding 0, and the paired t-test over seeds): then "holds" or "reversed"
+// bootstrap's 95 % interval excluding 0, and the paired t-test over seeds): then "holds" or "reversed" (`words`)
 // against `direction`; otherwise "not distinguishable", or "not distinguishable over seeds" when only the
 // bootstrap finds it. A claim that two rows are level (direction 0) is an equivalence test: "holds (level
 // within ±level_margin)" when both tests' 90 % intervals lie inside ±level_margin (two one-sided tests at 5 %
 // each), "does not hold (b ahead|behind)" when both tests' 95 % intervals lie wholly beyond the margin on one
 // side, "inconclusive" otherwise. With fewer than two seeds there is no test over seeds, and the verdict says
 // so.
+// The words for a difference found on the claimed side and on the other ("holds" / "reversed"; for whether a
+// lead grows beyond the training length, "grows" / "shrinks").
+struct VerdictWords {
+  std::string claimed_side = "holds", other_side = "reversed";
+};
 std::string claim_verdict(int direction, const PairedComparison& sentences,
-                          const std::vector<double>& seed_differences);
+                          const std::vector<double>& seed_differences, const VerdictWords& words = {});
 
 // results.md; it links the two plots below, written beside it.
 std::string results_markdown(const GridReport& report);

@@ -23,12 +23,20 @@ struct Sums {
     bleu += sentence.bleu;
   }
   double metric(PairedMetric which) const {
-    if (which == PairedMetric::bleu) return bleu_score(bleu).score;
-    return tokens > 0 ? 100.0 * static_cast<double>(correct) / static_cast<double>(tokens) : 0.0;
+    return which == PairedMetric::bleu ? bleu_score(bleu).score : token_metric(which, correct, tokens);
   }
 };
 
 }  // namespace
+
+double token_metric(PairedMetric metric, int64_t correct, int64_t tokens) {
+  AGF_CHECK(metric != PairedMetric::bleu, "token_metric: BLEU is not a token metric");
+  if (metric == PairedMetric::token_log_odds) {
+    const double half = correct == 0 || correct == tokens ? 0.5 : 0.0;  // only where log(c / (t - c)) is infinite
+    return std::log((static_cast<double>(correct) + half) / (static_cast<double>(tokens - correct) + half));
+  }
+  return tokens > 0 ? 100.0 * static_cast<double>(correct) / static_cast<double>(tokens) : 0.0;
+}
 
 std::string PairedComparison::verdict() const {
   if (p_value < 0.05 && low > 0) return "b better";

@@ -4,8 +4,8 @@
 // tests for machine translation evaluation"; sacreBLEU's --paired-bs resamples the same way.)
 //
 // Each of R resamples draws n sentence indices with replacement, the same draw for both models, and computes
-// each model's corpus metric over the drawn sentences: token accuracy = Σ correct / Σ target tokens, or BLEU
-// of the summed n-gram statistics (train/bleu.h). With δ = metric(b) - metric(a) on the whole set and δ*_r on
+// each model's corpus metric over the drawn sentences: token accuracy = Σ correct / Σ target tokens (or its
+// log-odds), or BLEU of the summed n-gram statistics (train/bleu.h). With δ = metric(b) - metric(a) on the whole set and δ*_r on
 // resample r:
 //   interval  the 2.5th and 97.5th percentiles of δ*  (the percentile interval of the difference), and the 5th
 //             and 95th: the 90 % interval whose lying inside ±margin is the equivalence test (two one-sided
@@ -27,7 +27,13 @@
 
 namespace agf::train {
 
-enum class PairedMetric { token_accuracy, bleu };
+// token_accuracy: c / t in %, with c = Σ correct and t = Σ target tokens. token_log_odds: the same proportion
+// as log-odds, log(c / (t - c)), the scale on which a lead counts the same at 40 % as at 65 % accuracy (a set
+// with none or all right, where that is infinite, takes log((c + ½) / (t - c + ½))). bleu: corpus BLEU.
+enum class PairedMetric { token_accuracy, token_log_odds, bleu };
+
+// A token metric (not BLEU) of `correct` right out of `tokens`.
+double token_metric(PairedMetric metric, int64_t correct, int64_t tokens);
 
 struct PairedComparison {
   double a = 0, b = 0;             // each model's metric on the whole set (the change: metric(far) - metric(near))

@@ -139,10 +139,15 @@ TEST_CASE("results.md compares power-law and exponential rows on the test senten
   CHECK_THAT(text, Catch::Contains("| 90.00 vs 50.00 | +40.00 [+40.00, +40.00], p < 0.001 |"));
   CHECK_THAT(text, Catch::Contains("| +40.00, +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | holds |"));
   CHECK(text.find("| kerple-log vs alibi") == std::string::npos);  // no kerple-log row
-  // Level on the short sentences, 40 points ahead on the long: the lead grows by 40 on both tests.
+  // Level on the short sentences, 40 points ahead on the long: the lead grows by 40 points on both tests, and
+  // by log(9) - log(1) = 2.197 in log-odds.
   CHECK_THAT(text, Catch::Contains("Does the lead grow beyond the training length?"));
-  CHECK_THAT(text, Catch::Contains("| agf-b vs alibi | +0.00 | +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | "
-                                   "+40.00, +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | grows |"));
+  const std::size_t log_odds = text.find("In log-odds");
+  REQUIRE(log_odds != std::string::npos);
+  CHECK(text.find("| agf-b vs alibi | +0.00 | +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | "
+                  "+40.00, +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | grows |") < log_odds);
+  CHECK(text.find("| agf-b vs alibi | +0.000 | +2.197 | +2.197 [+2.197, +2.197], p < 0.001 | "
+                  "+2.197, +2.197 | +2.197 [+2.197, +2.197], p < 0.001 | grows |", log_odds) != std::string::npos);
   // A row 20 points ahead on every sentence is ahead beyond the training length too, but its lead does not
   // grow there.
   agf::train::GridReport everywhere = report;
@@ -154,6 +159,9 @@ TEST_CASE("results.md compares power-law and exponential rows on the test senten
   CHECK_THAT(level_growth, Catch::Contains("| 70.00 vs 50.00 | +20.00 [+20.00, +20.00], p < 0.001 |"));
   CHECK_THAT(level_growth, Catch::Contains("| agf-b vs alibi | +20.00 | +20.00 | +0.00 [+0.00, +0.00], p = 1.000 | "
                                            "+0.00, +0.00 | +0.00 [+0.00, +0.00], p = 1.000 | not distinguishable |"));
+  // Nor in log-odds: log(7/3) - log(1) on both sides of the training length.
+  CHECK_THAT(level_growth, Catch::Contains("| agf-b vs alibi | +0.847 | +0.847 | +0.000 [+0.000, +0.000], p = 1.000 | "
+                                           "+0.000, +0.000 | +0.000 [+0.000, +0.000], p = 1.000 | not distinguishable |"));
   // At a bound of 60 tokens the same difference holds on the fewer sentences beyond it.
   report.training_max_length = 60;
   CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| 90.00 vs 50.00 |"));

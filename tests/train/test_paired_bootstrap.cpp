@@ -5,6 +5,7 @@
 // `agf compare` reads what it wrote.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -91,6 +92,23 @@ TEST_CASE("the paired bootstrap: none against itself, a clear one, and its mirro
   const auto again = agf::train::paired_bootstrap(base, mixed, PairedMetric::token_accuracy, 500);
   CHECK(again.low == level.low);
   CHECK(again.high == level.high);
+}
+
+TEST_CASE("token metrics: accuracy in %, and its log-odds, finite at none or all right", "[train][bootstrap]") {
+  using agf::train::token_metric;
+  CHECK(token_metric(PairedMetric::token_accuracy, 3, 4) == 75.0);
+  CHECK(token_metric(PairedMetric::token_accuracy, 0, 0) == 0.0);
+  CHECK(token_metric(PairedMetric::token_log_odds, 3, 4) == Approx(std::log(3.0)));
+  CHECK(token_metric(PairedMetric::token_log_odds, 5, 10) == 0.0);
+  CHECK(token_metric(PairedMetric::token_log_odds, 1, 4) == Approx(-std::log(3.0)));
+  CHECK(token_metric(PairedMetric::token_log_odds, 0, 4) == Approx(std::log(0.5 / 4.5)));
+  CHECK(token_metric(PairedMetric::token_log_odds, 4, 4) == Approx(std::log(4.5 / 0.5)));
+  CHECK_THROWS_WITH(token_metric(PairedMetric::bleu, 1, 2), Catch::Contains("BLEU is not a token metric"));
+  // The bootstrap on the log-odds scale: 60 % against 40 % right is log(1.5) - log(2/3) = 2 log 1.5 apart.
+  const auto a = scores(100, [](int) { return 4; }), b = scores(100, [](int) { return 6; });
+  const auto odds = agf::train::paired_bootstrap(a, b, PairedMetric::token_log_odds, 200);
+  CHECK(odds.difference == Approx(2 * std::log(1.5)));
+  CHECK(odds.verdict() == "b better");
 }
 
 TEST_CASE("the change of a paired difference from near sentences to far ones", "[train][bootstrap]") {
