@@ -290,9 +290,8 @@ std::string growth_rows(const GridReport& report, const std::vector<PaperClaim>&
     }
     rows += fmt::format("| {} vs {} | {} | {} | {} | {} | {} | {} |\n", claim.b, claim.a,
                         signed_value(near_lead, decimals), signed_value(far_lead, decimals),
-                        difference_text(change.difference, change.low, change.high, change.p_value, decimals),
-                        per_seed, over_seeds,
-                        verdict_text(report, shared, +1, change, seed_changes, {"grows", "shrinks"}));
+                        difference_text(change.difference, change.low, change.high, change.p_value, decimals), per_seed,
+                        over_seeds, verdict_text(report, shared, +1, change, seed_changes, {"grows", "shrinks"}));
   }
   return rows;
 }
@@ -325,8 +324,8 @@ std::vector<PaperClaim> extrapolation_claims() {
   };
 }
 
-std::string claim_verdict(int direction, const PairedComparison& sentences,
-                          const std::vector<double>& seed_differences, const VerdictWords& words) {
+std::string claim_verdict(int direction, const PairedComparison& sentences, const std::vector<double>& seed_differences,
+                          const VerdictWords& words) {
   if (seed_differences.size() < 2) return "untested (one seed: nothing to compare training's randomness with)";
   // The side each test finds (+1: b ahead, -1: behind, 0: neither). Both see the same difference: the pooled
   // accuracy over seeds (each seed scores the same target tokens) is the mean of the seeds' accuracies.

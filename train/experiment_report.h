@@ -80,8 +80,8 @@ inline constexpr double level_margin = 0.5;
 struct VerdictWords {
   std::string claimed_side = "holds", other_side = "reversed";
 };
-std::string claim_verdict(int direction, const PairedComparison& sentences,
-                          const std::vector<double>& seed_differences, const VerdictWords& words = {});
+std::string claim_verdict(int direction, const PairedComparison& sentences, const std::vector<double>& seed_differences,
+                          const VerdictWords& words = {});
 
 // results.md; it links the two plots below, written beside it.
 std::string results_markdown(const GridReport& report);

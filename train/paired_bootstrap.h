@@ -5,8 +5,8 @@
 //
 // Each of R resamples draws n sentence indices with replacement, the same draw for both models, and computes
 // each model's corpus metric over the drawn sentences: token accuracy = Σ correct / Σ target tokens (or its
-// log-odds), or BLEU of the summed n-gram statistics (train/bleu.h). With δ = metric(b) - metric(a) on the whole set and δ*_r on
-// resample r:
+// log-odds), or BLEU of the summed n-gram statistics (train/bleu.h). With δ = metric(b) - metric(a) on the
+// whole set and δ*_r on resample r:
 //   interval  the 2.5th and 97.5th percentiles of δ*  (the percentile interval of the difference), and the 5th
 //             and 95th: the 90 % interval whose lying inside ±margin is the equivalence test (two one-sided
 //             tests at 5 % each, TOST) of "the two are level"

@@ -147,21 +147,23 @@ TEST_CASE("results.md compares power-law and exponential rows on the test senten
   CHECK(text.find("| agf-b vs alibi | +0.00 | +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | "
                   "+40.00, +40.00 | +40.00 [+40.00, +40.00], p < 0.001 | grows |") < log_odds);
   CHECK(text.find("| agf-b vs alibi | +0.000 | +2.197 | +2.197 [+2.197, +2.197], p < 0.001 | "
-                  "+2.197, +2.197 | +2.197 [+2.197, +2.197], p < 0.001 | grows |", log_odds) != std::string::npos);
+                  "+2.197, +2.197 | +2.197 [+2.197, +2.197], p < 0.001 | grows |",
+                  log_odds) != std::string::npos);
   // A row 20 points ahead on every sentence is ahead beyond the training length too, but its lead does not
   // grow there.
   agf::train::GridReport everywhere = report;
   for (auto& run : everywhere.runs["agf-b"]) {
-    run.splits["test"].sentences_file =
-        sentence_file(scratch, "everywhere" + std::to_string(run.seed), 200, [](int) { return 7; });
+    run.splits["test"].sentences_file = sentence_file(scratch, "everywhere" + std::to_string(run.seed), 200,
+                                                      [](int) { return 7; });
   }
   const std::string level_growth = agf::train::results_markdown(everywhere);
   CHECK_THAT(level_growth, Catch::Contains("| 70.00 vs 50.00 | +20.00 [+20.00, +20.00], p < 0.001 |"));
   CHECK_THAT(level_growth, Catch::Contains("| agf-b vs alibi | +20.00 | +20.00 | +0.00 [+0.00, +0.00], p = 1.000 | "
                                            "+0.00, +0.00 | +0.00 [+0.00, +0.00], p = 1.000 | not distinguishable |"));
   // Nor in log-odds: log(7/3) - log(1) on both sides of the training length.
-  CHECK_THAT(level_growth, Catch::Contains("| agf-b vs alibi | +0.847 | +0.847 | +0.000 [+0.000, +0.000], p = 1.000 | "
-                                           "+0.000, +0.000 | +0.000 [+0.000, +0.000], p = 1.000 | not distinguishable |"));
+  CHECK_THAT(level_growth,
+             Catch::Contains("| agf-b vs alibi | +0.847 | +0.847 | +0.000 [+0.000, +0.000], p = 1.000 | "
+                             "+0.000, +0.000 | +0.000 [+0.000, +0.000], p = 1.000 | not distinguishable |"));
   // At a bound of 60 tokens the same difference holds on the fewer sentences beyond it.
   report.training_max_length = 60;
   CHECK_THAT(agf::train::results_markdown(report), Catch::Contains("| 90.00 vs 50.00 |"));

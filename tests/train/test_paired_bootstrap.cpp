@@ -113,7 +113,7 @@ TEST_CASE("token metrics: accuracy in %, and its log-odds, finite at none or all
 
 TEST_CASE("the change of a paired difference from near sentences to far ones", "[train][bootstrap]") {
   const auto base = scores(100, [](int) { return 4; });
-  const auto ahead = scores(100, [](int) { return 6; });            // +20 points on every sentence
+  const auto ahead = scores(100, [](int) { return 6; });                     // +20 points on every sentence
   const auto mixed = scores(100, [](int i) { return i % 2 == 0 ? 6 : 2; });  // ±20, level on the whole
   // The same lead near and far: no change, and no resample finds one.
   const auto same = agf::train::paired_bootstrap_change(base, ahead, base, ahead, PairedMetric::token_accuracy, 500);
@@ -133,8 +133,7 @@ TEST_CASE("the change of a paired difference from near sentences to far ones", "
   CHECK(grows.p_value == Approx(1.0 / 501));
   CHECK(grows.verdict() == "b better");
   // Ahead near and level far: it shrinks, by the mirror image.
-  const auto shrinks =
-      agf::train::paired_bootstrap_change(base, ahead, base, mixed, PairedMetric::token_accuracy, 500);
+  const auto shrinks = agf::train::paired_bootstrap_change(base, ahead, base, mixed, PairedMetric::token_accuracy, 500);
   CHECK(shrinks.difference == Approx(-20.0));
   CHECK(shrinks.verdict() == "a better");
   // Each pair of sets must be the same sentences.
