@@ -4,10 +4,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -35,38 +33,13 @@
 #include "train/metrics_log.h"
 #include "train/mixed_precision.h"
 #include "train/sequence_loss.h"
+#include "train/stop_on_signal.h"
 
 namespace fs = std::filesystem;
 
 namespace agf::train {
 
 namespace {
-
-std::atomic<int> stop_signal{0};
-extern "C" void request_stop(int signal) { stop_signal = signal; }
-
-// SIGINT/SIGTERM finish the current step, write a checkpoint and stop (nothing is lost); restored on exit.
-// SIGUSR1 too: mpirun forwards it to every process of a distributed run, while its own SIGINT/SIGTERM kill
-// them within a second or two (docs/distributed.md).
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    stop_signal = 0;
-    previous_int_ = std::signal(SIGINT, request_stop);
-    previous_term_ = std::signal(SIGTERM, request_stop);
-    previous_usr1_ = std::signal(SIGUSR1, request_stop);
-  }
-  ~StopOnSignal() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
-    std::signal(SIGUSR1, previous_usr1_);
-  }
-
- private:
-  void (*previous_int_)(int);
-  void (*previous_term_)(int);
-  void (*previous_usr1_)(int);
-};
 
 std::string step_checkpoint_name(int64_t step) { return fmt::format("step_{:08d}.safetensors", step); }
 
@@ -512,7 +485,7 @@ TrainSummary train(const TrainOptions& options) {
     // What every process must agree on: the loss of the whole batch (the sum of the shares), whether a stop
     // signal reached any of them, and rank 0's clock on the time limit and the timed checkpoints.
     std::array<double, 4> agreed{
-        loss_sum, stop_signal ? 1.0 : 0.0,
+        loss_sum, stop_on_signal.requested() != 0 ? 1.0 : 0.0,
         root && options.max_minutes > 0 && run_seconds > options.max_minutes * 60 ? 1.0 : 0.0,
         root && options.save_every_minutes > 0 && minutes_since_checkpoint >= options.save_every_minutes ? 1.0 : 0.0};
     processes.sum(agreed);
@@ -588,12 +561,12 @@ TrainSummary train(const TrainOptions& options) {
       } else if (!checkpointed_at_current_step) {
         at_checkpoint(save_step_checkpoint);
       }
-      say(stop_requested
-              ? (stop_signal ? fmt::format("stopped by signal {} at step {}; resume with --resume", stop_signal.load(),
-                                           state.step)
-                             : fmt::format("stopped at step {} by a signal to another process; resume with --resume",
-                                           state.step))
-              : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));
+      say(stop_requested ? (stop_on_signal.requested() != 0
+                                ? fmt::format("stopped by signal {} at step {}; resume with --resume",
+                                              stop_on_signal.requested(), state.step)
+                                : fmt::format("stopped at step {} by a signal to another process; resume with --resume",
+                                              state.step))
+                         : fmt::format("time limit of {} minutes reached at step {}", options.max_minutes, state.step));
       summary.interrupted = true;
       break;
     }
