@@ -201,6 +201,20 @@ double token_metric_of(const std::vector<SentenceScore>& sentences, PairedMetric
   return token_metric(metric, correct, tokens);
 }
 
+// Each seed's difference, "+1.20, +0.80, +1.00".
+std::string seed_list(const std::vector<double>& differences, int decimals) {
+  std::string text;
+  for (double d : differences) text += (text.empty() ? "" : ", ") + signed_value(d, decimals);
+  return text;
+}
+
+// The paired t-test of the seeds' differences, "+1.00 [+0.50, +1.50], p = 0.012", or "—" below two seeds.
+std::string seed_test_text(const std::vector<double>& differences, int decimals) {
+  if (differences.size() < 2) return "—";
+  const PairedTTest seeds = paired_t_test(differences);
+  return difference_text(seeds.mean, seeds.low, seeds.high, seeds.p_value, decimals);
+}
+
 std::vector<SentenceScore> test_sentences(const GridRun& run) {
   return read_sentence_scores(run.splits.at("test").sentences_file);
 }
@@ -223,24 +237,17 @@ std::string claims_rows(const GridReport& report, const std::vector<PaperClaim>&
     std::erase_if(pooled_b, [&](const SentenceScore& s) { return !kept(s); });
     if (pooled_a.empty()) continue;  // no test sentence that long
     std::vector<double> seed_differences;
-    std::string per_seed;
     for (std::size_t s = 0; s < shared.a.size(); ++s) {
-      const double d = token_metric_of(test_sentences(shared.b[s]), PairedMetric::token_accuracy, kept) -
-                       token_metric_of(test_sentences(shared.a[s]), PairedMetric::token_accuracy, kept);
-      seed_differences.push_back(d);
-      per_seed += (per_seed.empty() ? "" : ", ") + signed_value(d, 2);
+      seed_differences.push_back(token_metric_of(test_sentences(shared.b[s]), PairedMetric::token_accuracy, kept) -
+                                 token_metric_of(test_sentences(shared.a[s]), PairedMetric::token_accuracy, kept));
     }
     const PairedComparison accuracy = paired_bootstrap(pooled_a, pooled_b, PairedMetric::token_accuracy);
     const PairedComparison bleu = paired_bootstrap(pooled_a, pooled_b, PairedMetric::bleu);
-    std::string over_seeds = "—";
-    if (seed_differences.size() >= 2) {
-      const PairedTTest seeds = paired_t_test(seed_differences);
-      over_seeds = difference_text(seeds.mean, seeds.low, seeds.high, seeds.p_value);
-    }
     rows += fmt::format("| {} vs {} | {} | {:.2f} vs {:.2f} | {} | {} | {} | {} | {} |\n", claim.b, claim.a,
                         claim.paper, accuracy.b, accuracy.a,
                         difference_text(accuracy.difference, accuracy.low, accuracy.high, accuracy.p_value),
-                        difference_text(bleu.difference, bleu.low, bleu.high, bleu.p_value), per_seed, over_seeds,
+                        difference_text(bleu.difference, bleu.low, bleu.high, bleu.p_value),
+                        seed_list(seed_differences, 2), seed_test_text(seed_differences, 2),
                         verdict_text(report, shared, claim.direction, accuracy, seed_differences));
   }
   return rows;
@@ -271,27 +278,21 @@ std::string growth_rows(const GridReport& report, const std::vector<PaperClaim>&
     }
     if (near_a.empty() || far_a.empty()) continue;  // nothing to compare
     std::vector<double> seed_changes;
-    std::string per_seed;
     for (std::size_t s = 0; s < shared.a.size(); ++s) {
       const auto a = test_sentences(shared.a[s]), b = test_sentences(shared.b[s]);
       const double change = (token_metric_of(b, metric, is_far) - token_metric_of(a, metric, is_far)) -
                             (token_metric_of(b, metric, is_near) - token_metric_of(a, metric, is_near));
       seed_changes.push_back(change);
-      per_seed += (per_seed.empty() ? "" : ", ") + signed_value(change, decimals);
     }
     const auto all = [](const SentenceScore&) { return true; };
     const double near_lead = token_metric_of(near_b, metric, all) - token_metric_of(near_a, metric, all);
     const double far_lead = token_metric_of(far_b, metric, all) - token_metric_of(far_a, metric, all);
     const PairedComparison change = paired_bootstrap_change(near_a, near_b, far_a, far_b, metric);
-    std::string over_seeds = "—";
-    if (seed_changes.size() >= 2) {
-      const PairedTTest seeds = paired_t_test(seed_changes);
-      over_seeds = difference_text(seeds.mean, seeds.low, seeds.high, seeds.p_value, decimals);
-    }
     rows += fmt::format("| {} vs {} | {} | {} | {} | {} | {} | {} |\n", claim.b, claim.a,
                         signed_value(near_lead, decimals), signed_value(far_lead, decimals),
-                        difference_text(change.difference, change.low, change.high, change.p_value, decimals), per_seed,
-                        over_seeds, verdict_text(report, shared, +1, change, seed_changes, {"grows", "shrinks"}));
+                        difference_text(change.difference, change.low, change.high, change.p_value, decimals),
+                        seed_list(seed_changes, decimals), seed_test_text(seed_changes, decimals),
+                        verdict_text(report, shared, +1, change, seed_changes, {"grows", "shrinks"}));
   }
   return rows;
 }

@@ -30,8 +30,9 @@ class StopOnSignal {
  private:
   std::unique_ptr<char[]> stack_;
   stack_t previous_stack_{};
-  struct sigaction previous_int_ {
-  }, previous_term_{}, previous_usr1_{};
+  struct sigaction previous_int_ = {};
+  struct sigaction previous_term_ = {};
+  struct sigaction previous_usr1_ = {};
 };
 
 }  // namespace agf::train
